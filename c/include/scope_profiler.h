@@ -1,0 +1,314 @@
+/*
+ * scope_profiler.h - the recording API of libscopeprofiler.
+ *
+ * Overview
+ * --------
+ * libscopeprofiler records named regions of a program (begin/end pairs) with
+ * nanosecond timestamps on CLOCK_MONOTONIC, the clock Python's
+ * time.perf_counter_ns() reads, so native and Python regions of one process
+ * share one timeline. Every call gets a call id and the id of the enclosing
+ * open call on the same thread: the file holds the real call tree.
+ * sp_finalize() writes one schema-3 HDF5 file (the layout the Python
+ * scope-profiler package reads and writes) and prints a short report.
+ *
+ * Typical call sequence:
+ *
+ *     sp_setup("run.h5");               // or NULL: $SCOPE_PROFILER_FILE
+ *     int solve = sp_region("solve");   // resolve a handle once ...
+ *     for (...) {
+ *         sp_begin(solve);              // ... and use it in hot loops
+ *         sp_region_begin("assemble");  // or record by name
+ *         sp_region_end("assemble");
+ *         sp_end(solve);
+ *     }
+ *     sp_finalize();
+ *
+ * API tiers:
+ *   1. lifecycle: sp_setup, sp_setup_with_options, sp_finalize, sp_is_active
+ *   2. recording by name: sp_region_begin / sp_region_end (and the *_n forms
+ *      that take a pointer and a length, for Fortran and other languages)
+ *   3. recording by handle: sp_region (resolve once), sp_begin / sp_end
+ *   4. status: sp_last_error, sp_error_string, sp_status_name
+ *
+ * Thread-safety: every recording call (tiers 2 and 3) may be made from any
+ * thread at any time; each thread records into its own buffers without locks.
+ * sp_setup and sp_finalize must not run concurrently with each other or with
+ * recording calls on other threads (call them from the main thread, outside
+ * parallel regions).
+ *
+ * Safety: every call is harmless before sp_setup and after sp_finalize (it is
+ * a no-op, as in an unprofiled build). The library never aborts, exits or
+ * kills the program it measures; errors come back as sp_status codes, and
+ * user mistakes print one line on stderr (silenced with quiet=1 or
+ * SCOPE_PROFILER_QUIET=1).
+ *
+ * Environment:
+ *   SCOPE_PROFILER_FILE     output path when sp_setup gets NULL
+ *   SCOPE_PROFILER_DISABLE  "1": every call becomes a no-op, no file is written
+ *   SCOPE_PROFILER_QUIET    "1": no report and no diagnostics on stdout/stderr
+ *   SCOPE_PROFILER_LABEL    label of the run when the options give none
+ */
+#ifndef SCOPE_PROFILER_H
+#define SCOPE_PROFILER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scope_profiler_version.h"
+
+/* SP_API marks the exported symbols; everything else in the library is
+ * hidden, so internal names can never become accidental API. */
+#if defined(__GNUC__) || defined(__clang__)
+#define SP_API __attribute__((visibility("default")))
+#else
+#define SP_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------
+ * Status codes
+ *
+ * One table defines every status: its enum value, its name and its message.
+ * Values are a stable contract: they are never renumbered and new codes are
+ * only appended.
+ * ------------------------------------------------------------------------- */
+#define SP_STATUS_TABLE(X)                                                     \
+    X(SP_OK, 0, "success")                                                     \
+    X(SP_ERR_INVALID_ARGUMENT, 1, "invalid argument")                          \
+    X(SP_ERR_NOT_ACTIVE, 2, "profiling is not active (sp_setup was not called or sp_finalize already ran)") \
+    X(SP_ERR_ALREADY_ACTIVE, 3, "profiling is already active (sp_setup called twice)") \
+    X(SP_ERR_UNMATCHED_END, 4, "region end without a matching open begin on this thread") \
+    X(SP_ERR_INVALID_REGION, 5, "invalid region handle")                       \
+    X(SP_ERR_OUT_OF_MEMORY, 6, "out of memory")                                \
+    X(SP_ERR_BUFFER_LIMIT, 7, "buffer limit reached: later calls were not recorded") \
+    X(SP_ERR_OUTPUT, 8, "cannot create or publish the output file")             \
+    X(SP_ERR_HDF5, 9, "HDF5 library error")                                    \
+    X(SP_ERR_OPEN_AT_FINALIZE, 10, "regions were still open at finalize and were dropped") \
+    X(SP_ERR_FILE_NOT_FOUND, 11, "file not found")                             \
+    X(SP_ERR_NOT_A_PROFILE, 12, "not a readable HDF5 profiling file or trace") \
+    X(SP_ERR_SCHEMA_UNSUPPORTED, 13, "unsupported schema version")              \
+    X(SP_ERR_CORRUPT, 14, "the file is truncated or damaged")                  \
+    X(SP_ERR_NESTING, 15, "recorded calls are not properly nested")            \
+    X(SP_ERR_NO_SUMMARY, 16, "the file has no fixed-size summary statistics")  \
+    X(SP_ERR_REGION_COLLISION, 17, "a region name appears in more than one input") \
+    X(SP_ERR_MPI, 18, "MPI error")                                             \
+    X(SP_ERR_UNSUPPORTED, 19, "not supported by this build or machine")
+
+/** Status codes returned by the library (0 = success). */
+typedef enum sp_status {
+#define SP_STATUS_ENUM_(name, value, message) name = value,
+    SP_STATUS_TABLE(SP_STATUS_ENUM_)
+#undef SP_STATUS_ENUM_
+    SP_STATUS_COUNT_ /* not a status; one past the last code */
+} sp_status;
+
+/** The handle value that means "no region" (sp_region's error result). */
+#define SP_INVALID_REGION (-1)
+
+/* ---------------------------------------------------------------------------
+ * Lifecycle
+ * ------------------------------------------------------------------------- */
+
+/** How much run metadata goes into /metadata (FORMAT.md 1.2). */
+typedef enum sp_metadata_detail {
+    /** versions, platform, CPU model, thread/rank counts, times (default). */
+    SP_METADATA_MINIMAL = 0,
+    /** minimal plus user, hostname, uname, working directory, modules and the
+     *  documented environment variables (never any other variable). */
+    SP_METADATA_FULL = 1
+} sp_metadata_detail;
+
+/**
+ * Options for sp_setup_with_options. Initialise with sp_options_init() so
+ * that fields added in later versions get their defaults.
+ */
+typedef struct sp_options {
+    /** Output path; NULL: $SCOPE_PROFILER_FILE, else "profiling_data.h5".
+     *  The string is copied. */
+    const char *file_path;
+    /** Label of the run stored as metadata "label"; NULL: $SCOPE_PROFILER_LABEL
+     *  or no label. Copied. */
+    const char *label;
+    /** SP_METADATA_MINIMAL (default) or SP_METADATA_FULL. */
+    sp_metadata_detail metadata_detail;
+    /** 0: keep results in memory only, write no file (default 1). */
+    int write_file;
+    /** Upper bound of the event buffers of this process, in bytes; 0 = no
+     *  limit (default). Calls that end after the limit is reached are not
+     *  recorded; sp_finalize reports how many and returns SP_ERR_BUFFER_LIMIT. */
+    size_t buffer_limit_bytes;
+    /** 1: print nothing (no report, no diagnostics). Default 0, or 1 when
+     *  $SCOPE_PROFILER_QUIET is "1". */
+    int quiet;
+} sp_options;
+
+/**
+ * Fill *options with the defaults described in sp_options.
+ * Thread-safety: touches only *options.
+ */
+SP_API void sp_options_init(sp_options *options);
+
+/**
+ * Start profiling with the default options and the given output path.
+ *
+ * file_path: the HDF5 file sp_finalize writes; NULL means the environment
+ * variable SCOPE_PROFILER_FILE, else "profiling_data.h5". The path is copied.
+ * The directory is not checked here; an unwritable path is reported by
+ * sp_finalize (SP_ERR_OUTPUT), which then leaves no file behind.
+ *
+ * With SCOPE_PROFILER_DISABLE=1 in the environment this returns SP_OK and
+ * every later call is a no-op (nothing is recorded or written).
+ *
+ * Returns SP_OK, SP_ERR_ALREADY_ACTIVE (profiling already set up; the running
+ * session is unchanged) or SP_ERR_OUT_OF_MEMORY.
+ * Thread-safety: call from one thread, not concurrently with other calls.
+ */
+SP_API int sp_setup(const char *file_path);
+
+/**
+ * Start profiling with explicit options (see sp_options).
+ * Returns SP_OK, SP_ERR_INVALID_ARGUMENT (options NULL or a field out of
+ * range), SP_ERR_ALREADY_ACTIVE or SP_ERR_OUT_OF_MEMORY.
+ * Thread-safety: as sp_setup.
+ */
+SP_API int sp_setup_with_options(const sp_options *options);
+
+/**
+ * Stop profiling: collect every thread's calls, write the file (unless
+ * write_file was 0), print a one-paragraph report on stdout (unless quiet)
+ * and release the buffers. Handles stay valid; sp_setup may be called again.
+ *
+ * The file is published atomically: it is written to a temporary sibling
+ * (.<name>.<random>.tmp), flushed and renamed over file_path. On failure no
+ * file is left behind and an existing file_path is untouched.
+ *
+ * Calls still open are reported by name on stderr and dropped (their
+ * completed children are kept, as roots).
+ *
+ * Returns SP_OK; SP_ERR_NOT_ACTIVE when profiling was not set up (harmless);
+ * SP_ERR_OUTPUT (the file could not be created, e.g. a missing directory);
+ * SP_ERR_HDF5; SP_ERR_OUT_OF_MEMORY; or, when the file was written but some
+ * calls were lost, SP_ERR_OPEN_AT_FINALIZE or SP_ERR_BUFFER_LIMIT.
+ * Thread-safety: call from one thread after every other thread has stopped
+ * recording.
+ */
+SP_API int sp_finalize(void);
+
+/**
+ * 1 when profiling is set up and recording (between sp_setup and
+ * sp_finalize, and not disabled by SCOPE_PROFILER_DISABLE), else 0.
+ * Thread-safety: safe from any thread.
+ */
+SP_API int sp_is_active(void);
+
+/**
+ * The current time in ns on the recording clock (CLOCK_MONOTONIC), the value
+ * Python's time.perf_counter_ns() returns at the same instant.
+ * Thread-safety: safe from any thread.
+ */
+SP_API int64_t sp_now_ns(void);
+
+/* ---------------------------------------------------------------------------
+ * Recording by name
+ * ------------------------------------------------------------------------- */
+
+/**
+ * Open a call of the region `name` on the calling thread. The region is
+ * registered on first use (any length; the name is copied). The new call's
+ * parent is the innermost call still open on this thread.
+ * Returns SP_OK (also when profiling is not active: a no-op),
+ * SP_ERR_INVALID_ARGUMENT (name NULL or empty) or SP_ERR_OUT_OF_MEMORY.
+ * Thread-safety: safe from any thread, lock-free after the name was seen
+ * once by this thread.
+ */
+SP_API int sp_region_begin(const char *name);
+
+/**
+ * Close the innermost open call of the calling thread, which must be a call
+ * of `name`. Otherwise nothing changes, a one-line message naming the region
+ * goes to stderr and SP_ERR_UNMATCHED_END is returned.
+ * Returns SP_OK (also when not active), SP_ERR_INVALID_ARGUMENT,
+ * SP_ERR_UNMATCHED_END or SP_ERR_BUFFER_LIMIT (the call was not stored).
+ * Thread-safety: as sp_region_begin.
+ */
+SP_API int sp_region_end(const char *name);
+
+/**
+ * sp_region_begin for a name given as `name_len` bytes at `name` (no NUL
+ * needed; trailing blanks are NOT removed here). For Fortran and other
+ * languages with sized strings. Same returns as sp_region_begin.
+ */
+SP_API int sp_region_begin_n(const char *name, size_t name_len);
+
+/** sp_region_end for a sized name; same returns as sp_region_end. */
+SP_API int sp_region_end_n(const char *name, size_t name_len);
+
+/* ---------------------------------------------------------------------------
+ * Recording by handle (the fast path)
+ * ------------------------------------------------------------------------- */
+
+/**
+ * Resolve `name` to a region handle (>= 0), registering it if new. The same
+ * name always gives the same handle for the lifetime of the process; handles
+ * may be resolved before sp_setup and stay valid after sp_finalize.
+ * Returns the handle, or SP_INVALID_REGION when name is NULL or empty or
+ * memory ran out (sp_last_error tells which).
+ * Thread-safety: safe from any thread (takes a lock for new names).
+ */
+SP_API int sp_region(const char *name);
+
+/** sp_region for a sized name (`name_len` bytes, no NUL needed). */
+SP_API int sp_region_n(const char *name, size_t name_len);
+
+/**
+ * Open a call of the region `region` (a handle from sp_region). An invalid
+ * handle records nothing and sets sp_last_error to SP_ERR_INVALID_REGION.
+ * Thread-safety: safe from any thread; lock-free, no allocation after
+ * warm-up.
+ */
+SP_API void sp_begin(int region);
+
+/**
+ * Close the innermost open call of this thread, which must be of `region`.
+ * A mismatch changes nothing, prints one line and sets sp_last_error to
+ * SP_ERR_UNMATCHED_END. Thread-safety: as sp_begin.
+ */
+SP_API void sp_end(int region);
+
+/**
+ * The name of a region handle (owned by the library, valid for the life of
+ * the process), or NULL for an invalid handle. Thread-safety: any thread.
+ */
+SP_API const char *sp_region_name(int region);
+
+/* ---------------------------------------------------------------------------
+ * Status
+ * ------------------------------------------------------------------------- */
+
+/**
+ * The last non-SP_OK status produced on the calling thread (by any call,
+ * including the void sp_begin/sp_end), or SP_OK if none. Reading it does not
+ * clear it; sp_clear_error does. Thread-safety: per thread.
+ */
+SP_API int sp_last_error(void);
+
+/** Reset the calling thread's sp_last_error to SP_OK. */
+SP_API void sp_clear_error(void);
+
+/**
+ * A static English message for a status code ("unknown status" for values
+ * outside the table). Never NULL. Thread-safety: any thread.
+ */
+SP_API const char *sp_error_string(int status);
+
+/** The enum name of a status code ("SP_ERR_OUTPUT"), or "SP_UNKNOWN". */
+SP_API const char *sp_status_name(int status);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCOPE_PROFILER_H */

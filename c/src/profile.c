@@ -1,0 +1,33 @@
+/*
+ * profile.c - ownership of the in-memory profile (see profile.h).
+ */
+#include "profile.h"
+
+#include "alloc.h"
+
+void spi_row_free(spi_row *row) {
+    spi_free(row->starts);
+    spi_free(row->durations);
+    spi_free(row->gpu_durations);
+    spi_free(row->call_ids);
+    spi_free(row->parent_ids);
+    spi_free(row->thread_ids);
+    spi_free(row->task_ids);
+    spi_free(row->await_ns);
+    spi_free(row->source_file);
+    spi_free(row->source_text);
+    spi_free(row->tags_json);
+    spi_free(row->event_metadata_json);
+    *row = (spi_row){0};
+}
+
+void spi_profile_free(spi_profile *profile) {
+    spi_meta_free(&profile->metadata);
+    for (size_t i = 0; i < profile->name_count; i++) spi_free(profile->names[i]);
+    spi_free(profile->names);
+    for (size_t i = 0; i < profile->row_count; i++) spi_row_free(&profile->rows[i]);
+    spi_free(profile->rows);
+    for (size_t i = 0; i < profile->thread_count; i++) spi_free(profile->threads[i].name);
+    spi_free(profile->threads);
+    *profile = (spi_profile){0};
+}

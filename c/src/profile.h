@@ -1,0 +1,71 @@
+/*
+ * profile.h - a profile in memory: the rows of (rank, region) with their
+ * calls, the region table, the metadata and the thread table.
+ *
+ * This is the one in-memory form shared by the recorder (run.c builds it at
+ * finalize), the writer (profile_write.c writes it) and the reader (which
+ * fills it from any supported file). Timestamps are absolute int64 ns;
+ * encodings such as start_deltas exist only in files.
+ */
+#ifndef SPI_PROFILE_H
+#define SPI_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "metadata.h"
+#include "schema.h"
+
+typedef struct spi_row {
+    uint32_t region;          /* index into spi_profile.names */
+    uint32_t rank;
+    uint64_t count;           /* calls */
+    int64_t *starts;          /* [count] absolute start ns */
+    int64_t *durations;       /* [count] end - start ns */
+    /* optional per-call columns: NULL when this row has none */
+    int64_t *gpu_durations;
+    int64_t *call_ids;
+    int64_t *parent_ids;
+    int64_t *thread_ids;
+    int64_t *task_ids;
+    int64_t *await_ns;
+    int64_t exclusive_total;  /* ns; -1 = not computed */
+    int64_t source_line;      /* -1 = unknown */
+    char *source_file;        /* NULL = unknown */
+    char *source_text;        /* NULL = not captured */
+    char *tags_json;          /* JSON list of strings; NULL = "[]" */
+    char *event_metadata_json;/* NULL = "[]" */
+    spi_stats stats;          /* FORMAT.md 2.1, of the calls in stored order */
+} spi_row;
+
+typedef struct spi_thread_row {
+    uint32_t rank;
+    int64_t index;            /* what events/thread_ids holds */
+    int64_t ident;
+    int64_t native_id;
+    int8_t daemon;
+    int64_t start_ns;
+    int64_t end_ns;           /* -1 = alive at finalize */
+    int64_t cpu_ns;
+    char *name;
+} spi_thread_row;
+
+typedef struct spi_profile {
+    spi_meta metadata;
+    char **names;             /* region table, region id = index */
+    size_t name_count;
+    spi_row *rows;            /* rank by rank, in write order */
+    size_t row_count;
+    spi_thread_row *threads;
+    size_t thread_count;
+    /* SPI_EV_BIT set of the optional event columns any row carries; the
+     * writer creates exactly these (FORMAT.md 1.5: absent = not recorded). */
+    unsigned event_columns;
+    uint64_t event_count;     /* sum of row counts */
+} spi_profile;
+
+/* Release everything a profile owns and zero it. */
+void spi_profile_free(spi_profile *profile);
+void spi_row_free(spi_row *row);
+
+#endif /* SPI_PROFILE_H */
