@@ -1,0 +1,388 @@
+/*
+ * scope_profiler_results.h - reading profile files: the results API of
+ * libscopeprofiler.
+ *
+ * Overview
+ * --------
+ * sp_results_open() reads any profile this project understands into memory
+ * and validates it before anything trusts an offset:
+ *   - HDF5 schema 1 (per-rank groups), schema 2 (absolute start/end times)
+ *     and schema 3 (start deltas + durations), from the serial or the MPI
+ *     parallel writer (vlen or fixed-length strings, chunked, contiguous or
+ *     gzip+shuffle datasets), with any optional column missing;
+ *   - the aggregate layout (storage_layout="aggregate": counts and totals
+ *     per row, no per-call data);
+ *   - native `.spt` traces, versions 1 and 2, either byte order.
+ * With SP_RESULTS_SUMMARY_ONLY only the index and its stored statistics are
+ * read, never the event columns, so memory does not grow with the number of
+ * calls.
+ *
+ * The data is a table of rows, one per (rank, region) pair, in file order.
+ * Each row has its call count and, unless the file is summary-only or
+ * aggregate, its per-call arrays (absolute start and end timestamps in ns,
+ * plus optional call/parent/thread ids). Regions are identified by their
+ * index in the region table (0 .. sp_results_region_count()-1), in file
+ * order.
+ *
+ * Typical call sequence:
+ *
+ *     char msg[512];
+ *     sp_results *res;
+ *     int st = sp_results_open("run.h5", 0, &res, msg, sizeof msg);
+ *     if (st != SP_OK) { fprintf(stderr, "%s\n", msg); return st; }
+ *     for (size_t row = 0; row < sp_results_row_count(res); row++) {
+ *         const char *name = sp_results_region_name(res, sp_results_row_region(res, row));
+ *         uint64_t calls = sp_results_row_calls(res, row);
+ *         const int64_t *starts = sp_results_row_starts(res, row);
+ *         const int64_t *ends = sp_results_row_ends(res, row);
+ *         ...
+ *     }
+ *     sp_results_close(res);
+ *
+ * Units: every time is int64 nanoseconds, as stored in the file.
+ *
+ * Ownership: every pointer returned by an accessor is owned by the results
+ * object and stays valid until sp_results_close(). Never free it.
+ *
+ * Errors: sp_results_open returns an sp_status code (scope_profiler.h) and
+ * writes a one-line message naming the file into errbuf. Accessors do not
+ * fail loudly: an out-of-range index gives the documented "empty" value
+ * (0, NULL or -1), so a caller iterating with the count functions never
+ * needs to check.
+ *
+ * Thread-safety: sp_results_open and sp_results_close may run concurrently
+ * on different objects. A results object is immutable after open, so any
+ * number of threads may call accessors on it concurrently; closing it while
+ * another thread uses it is undefined.
+ */
+#ifndef SCOPE_PROFILER_RESULTS_H
+#define SCOPE_PROFILER_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scope_profiler.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** An opened, validated profile (opaque). */
+typedef struct sp_results sp_results;
+
+/* ---------------------------------------------------------------------------
+ * Opening and closing
+ * ------------------------------------------------------------------------- */
+
+/** sp_results_open flag: read the index and the stored summary statistics
+ *  only, never the per-call event columns (FORMAT.md 4.4). Per-call
+ *  accessors then return NULL; sp_results_row_stats returns stored values. */
+#define SP_RESULTS_SUMMARY_ONLY 1
+
+/**
+ * Open and validate the profile at `path` (HDF5 or .spt, told apart by the
+ * file's first bytes, not by its name).
+ *
+ * path:       file to read (NUL-terminated).
+ * flags:      0 or SP_RESULTS_SUMMARY_ONLY.
+ * out:        receives the new object on SP_OK, NULL on any error. The caller
+ *             releases it with sp_results_close.
+ * errbuf:     receives a one-line message naming the file on error, "" on
+ *             success; may be NULL. Always NUL-terminated when errbuf_len > 0
+ *             (the message is cut to fit).
+ * errbuf_len: size of errbuf in bytes.
+ *
+ * Returns:
+ *   SP_OK
+ *   SP_ERR_INVALID_ARGUMENT    path or out NULL, unknown flag bits
+ *   SP_ERR_FILE_NOT_FOUND      "HDF5 file not found: PATH"
+ *   SP_ERR_NOT_A_PROFILE       neither HDF5 nor a trace, an unreadable or
+ *                              truncated HDF5 file, a .spt with a bad magic,
+ *                              an unknown version or too short, a schema
+ *                              attribute that is not an integer or < 1, a
+ *                              missing required dataset
+ *   SP_ERR_SCHEMA_UNSUPPORTED  schema > 3 ("... Upgrade scope-profiler to
+ *                              read this file.")
+ *   SP_ERR_CORRUPT             the event index points past the event
+ *                              columns, overlapping rows, a region id out
+ *                              of range, columns of inconsistent length, a
+ *                              truncated .spt or trailing bytes after it
+ *   SP_ERR_NO_SUMMARY          SUMMARY_ONLY on a file that cannot give one
+ *                              (schema 1, .spt, no summary_statistics) or
+ *                              whose summary index fails the FORMAT.md 4.4
+ *                              checks. Retry without the flag.
+ *   SP_ERR_OUT_OF_MEMORY, SP_ERR_HDF5
+ * Thread-safety: safe on distinct objects (serialised internally around the
+ * HDF5 library when it is not thread-safe).
+ */
+SP_API int sp_results_open(const char *path, int flags, sp_results **out,
+                           char *errbuf, size_t errbuf_len);
+
+/** Release a results object and everything its accessors returned. NULL is
+ *  a no-op. Thread-safety: not concurrently with accessors on the object. */
+SP_API void sp_results_close(sp_results *results);
+
+/* ---------------------------------------------------------------------------
+ * The file as a whole
+ * ------------------------------------------------------------------------- */
+
+/** What kind of file was read. */
+typedef enum sp_results_format {
+    SP_RESULTS_FORMAT_HDF5 = 0,   /**< an HDF5 profile (see schema_version) */
+    SP_RESULTS_FORMAT_TRACE = 1   /**< a native .spt trace */
+} sp_results_format;
+
+/** SP_RESULTS_FORMAT_HDF5 or _TRACE; -1 for NULL. */
+SP_API int sp_results_format_kind(const sp_results *results);
+
+/** HDF5: the schema version (1, 2 or 3). .spt: the trace format version
+ *  (1 or 2). 0 for NULL. */
+SP_API int sp_results_schema_version(const sp_results *results);
+
+/** 1 when opened with SP_RESULTS_SUMMARY_ONLY (no per-call data), else 0. */
+SP_API int sp_results_is_summary_only(const sp_results *results);
+
+/** 1 for the aggregate layout (rows carry count/total/min/max/exclusive
+ *  only, no per-call data), else 0. */
+SP_API int sp_results_is_aggregate(const sp_results *results);
+
+/** 1 when rows carry per-call arrays (not summary-only, not aggregate). */
+SP_API int sp_results_has_events(const sp_results *results);
+
+/** The path given to sp_results_open (owned copy). */
+SP_API const char *sp_results_path(const sp_results *results);
+
+/**
+ * Number of ranks, as the reference reader counts them (FORMAT.md 4.2/4.3):
+ * columnar files: max(metadata mpi_size (default 1), max rank + 1) when
+ * there is any row, else 0; schema 1: the number of rank<N> groups; .spt:
+ * 1 (its rank is sp_results_row_rank of its rows).
+ */
+SP_API uint32_t sp_results_rank_count(const sp_results *results);
+
+/* ---------------------------------------------------------------------------
+ * Metadata (/metadata attributes, in file order)
+ * ------------------------------------------------------------------------- */
+
+/** The kind of a metadata value. */
+typedef enum sp_meta_kind {
+    SP_META_KIND_STRING = 0,       /**< text */
+    SP_META_KIND_INT = 1,          /**< any integer attribute, as int64 */
+    SP_META_KIND_DOUBLE = 2,       /**< float attribute, as double */
+    SP_META_KIND_BOOL = 3,         /**< h5py bool (0/1, read as int too) */
+    SP_META_KIND_STRING_ARRAY = 4  /**< 1-D array of text (may be empty) */
+} sp_meta_kind;
+
+/** Number of metadata entries (0 for a .spt trace or NULL). */
+SP_API size_t sp_results_metadata_count(const sp_results *results);
+
+/** Key of entry `index`, or NULL when out of range. */
+SP_API const char *sp_results_metadata_key(const sp_results *results, size_t index);
+
+/** sp_meta_kind of entry `index`, or -1 when out of range. */
+SP_API int sp_results_metadata_kind(const sp_results *results, size_t index);
+
+/** Index of the entry named `key`, or -1 when absent. */
+SP_API long sp_results_metadata_find(const sp_results *results, const char *key);
+
+/**
+ * The value of entry `index` as text: the string itself for STRING; NULL
+ * for every other kind and when out of range.
+ */
+SP_API const char *sp_results_metadata_string(const sp_results *results, size_t index);
+
+/**
+ * The value of entry `index` as an integer into *value.
+ * Returns SP_OK for INT and BOOL; SP_ERR_INVALID_ARGUMENT for other kinds,
+ * an index out of range or value NULL (then *value is untouched).
+ */
+SP_API int sp_results_metadata_int(const sp_results *results, size_t index, int64_t *value);
+
+/**
+ * The value of entry `index` as a double into *value (INT and BOOL are
+ * converted). Returns SP_OK or SP_ERR_INVALID_ARGUMENT as metadata_int.
+ */
+SP_API int sp_results_metadata_double(const sp_results *results, size_t index, double *value);
+
+/** Number of items of a STRING_ARRAY entry; 0 for other kinds. */
+SP_API size_t sp_results_metadata_array_length(const sp_results *results, size_t index);
+
+/** Item `item` of a STRING_ARRAY entry, or NULL when out of range. */
+SP_API const char *sp_results_metadata_array_item(const sp_results *results,
+                                                  size_t index, size_t item);
+
+/* ---------------------------------------------------------------------------
+ * Regions (the region table; a region id is its index)
+ * ------------------------------------------------------------------------- */
+
+/** Number of regions in the region table, rows or not. */
+SP_API size_t sp_results_region_count(const sp_results *results);
+
+/** Name of region `region`, or NULL when out of range. */
+SP_API const char *sp_results_region_name(const sp_results *results, size_t region);
+
+/** Id of the region called `name`, or -1 when there is none. */
+SP_API long sp_results_region_find(const sp_results *results, const char *name);
+
+/* ---------------------------------------------------------------------------
+ * Rows: one per (rank, region), in file order
+ * ------------------------------------------------------------------------- */
+
+/** Number of rows. */
+SP_API size_t sp_results_row_count(const sp_results *results);
+
+/** Index of the row of (rank, region), or -1 when that pair has no row. */
+SP_API long sp_results_row_find(const sp_results *results, uint32_t rank, size_t region);
+
+/** Rank of row `row` (0 when out of range). */
+SP_API uint32_t sp_results_row_rank(const sp_results *results, size_t row);
+
+/** Region id of row `row` (0 when out of range; check with row_count). */
+SP_API size_t sp_results_row_region(const sp_results *results, size_t row);
+
+/** Number of calls of row `row` (aggregate: aggregate_counts; 0 when out of
+ *  range). This is the length of every per-call array of the row. */
+SP_API uint64_t sp_results_row_calls(const sp_results *results, size_t row);
+
+/**
+ * Per-call arrays of row `row`, each sp_results_row_calls() long, in stored
+ * order, ns. NULL when the row has no calls, the file has no per-call data
+ * (summary-only, aggregate) or the index is out of range.
+ *   starts:    absolute start timestamps
+ *   ends:      absolute end timestamps (start + duration)
+ *   durations: end - start
+ */
+SP_API const int64_t *sp_results_row_starts(const sp_results *results, size_t row);
+SP_API const int64_t *sp_results_row_ends(const sp_results *results, size_t row);
+SP_API const int64_t *sp_results_row_durations(const sp_results *results, size_t row);
+
+/**
+ * Optional per-call columns of row `row`; NULL when the file did not record
+ * the column (FORMAT.md 1.5: absent means not recorded) or as above.
+ *   call_ids:      call id, unique within a rank; -1 = not numbered
+ *   parent_ids:    call id of the enclosing call, -1 = root
+ *   thread_ids:    index into this rank's thread table, -1 = unknown lane
+ *   gpu_durations: device ns, -1 = unavailable (row kept only if any >= 0)
+ *   task_ids:      task-table index, -1 = outside any task
+ *   await_ns:      ns the call's task was suspended inside the call
+ */
+SP_API const int64_t *sp_results_row_call_ids(const sp_results *results, size_t row);
+SP_API const int64_t *sp_results_row_parent_ids(const sp_results *results, size_t row);
+SP_API const int64_t *sp_results_row_thread_ids(const sp_results *results, size_t row);
+SP_API const int64_t *sp_results_row_gpu_durations(const sp_results *results, size_t row);
+SP_API const int64_t *sp_results_row_task_ids(const sp_results *results, size_t row);
+SP_API const int64_t *sp_results_row_await_ns(const sp_results *results, size_t row);
+
+/** Source file the region is defined in, or NULL when unknown. */
+SP_API const char *sp_results_row_source_file(const sp_results *results, size_t row);
+
+/** Source line of the region definition, or -1 when unknown. */
+SP_API int64_t sp_results_row_source_line(const sp_results *results, size_t row);
+
+/** Captured source text, or NULL when not captured. */
+SP_API const char *sp_results_row_source_text(const sp_results *results, size_t row);
+
+/** The row's tags as the stored JSON list text, e.g. "[\"golden\"]"; "[]"
+ *  when none (never NULL for a valid row; NULL when out of range). */
+SP_API const char *sp_results_row_tags_json(const sp_results *results, size_t row);
+
+/** Number of tags of row `row` (the JSON list decoded; 0 if the text is not
+ *  a JSON list of strings). */
+SP_API size_t sp_results_row_tag_count(const sp_results *results, size_t row);
+
+/** Tag `tag` of row `row`, decoded to UTF-8, or NULL when out of range. */
+SP_API const char *sp_results_row_tag(const sp_results *results, size_t row, size_t tag);
+
+/** The row's per-call metadata as stored JSON (a list with one object per
+ *  call), "[]" when none; NULL when out of range. */
+SP_API const char *sp_results_row_event_metadata_json(const sp_results *results, size_t row);
+
+/** Stored total exclusive ns of the row (FORMAT.md 2.2), -1 when not
+ *  stored (the caller then rebuilds it from the call tree). Aggregate:
+ *  aggregate_exclusives. */
+SP_API int64_t sp_results_row_exclusive_total(const sp_results *results, size_t row);
+
+/** Where the values of an sp_row_stats come from. */
+typedef enum sp_stats_source {
+    SP_STATS_FROM_EVENTS = 0,  /**< computed from the per-call arrays */
+    SP_STATS_STORED = 1,       /**< the file's summary_statistics (summary-only) */
+    SP_STATS_AGGREGATE = 2     /**< aggregate_* columns: count, total, minimum,
+                                    maximum only; the other fields are 0 */
+} sp_stats_source;
+
+/**
+ * Fixed-size statistics of one row (FORMAT.md 2.1), all ns. Fields are
+ * never reordered; new ones are only appended.
+ */
+typedef struct sp_row_stats {
+    uint64_t count;          /**< calls */
+    int64_t total;           /**< sum of durations */
+    int64_t minimum;         /**< smallest duration */
+    int64_t maximum;         /**< largest duration */
+    int64_t first;           /**< duration of the first call in stored order */
+    int64_t last;            /**< duration of the last call in stored order */
+    int64_t start_minimum;   /**< earliest start */
+    int64_t end_maximum;     /**< latest end */
+    uint64_t gpu_count;      /**< GPU values >= 0 (0: no GPU timing) */
+    int64_t gpu_total;       /**< sum of GPU values >= 0 */
+    double mean;             /**< mean duration */
+    double m2;               /**< sum of squared deviations from the mean, ns^2 */
+    int source;              /**< sp_stats_source */
+} sp_row_stats;
+
+/**
+ * Statistics of row `row` into *stats. Full reads compute them from the
+ * events (two passes, as the writer does); summary-only reads return the
+ * stored compound; aggregate files the aggregate columns.
+ * Returns SP_OK, or SP_ERR_INVALID_ARGUMENT (results or stats NULL, row out
+ * of range; *stats untouched).
+ */
+SP_API int sp_results_row_stats(const sp_results *results, size_t row, sp_row_stats *stats);
+
+/* ---------------------------------------------------------------------------
+ * Thread table (FORMAT.md 1.6); empty unless the run tracked threads
+ * ------------------------------------------------------------------------- */
+
+/** One thread-table row. Strings are owned by the results object. */
+typedef struct sp_thread_info {
+    uint32_t rank;
+    int64_t index;       /**< what sp_results_row_thread_ids holds */
+    int64_t ident;
+    int64_t native_id;
+    int daemon;          /**< 0/1 */
+    int64_t start_ns;
+    int64_t end_ns;      /**< -1 = still alive at finalize */
+    int64_t cpu_ns;
+    const char *name;    /**< "" when unknown */
+} sp_thread_info;
+
+/** Number of thread-table rows over all ranks. */
+SP_API size_t sp_results_thread_count(const sp_results *results);
+
+/** Thread-table row `index` into *info. SP_OK or SP_ERR_INVALID_ARGUMENT. */
+SP_API int sp_results_thread(const sp_results *results, size_t index, sp_thread_info *info);
+
+/* ---------------------------------------------------------------------------
+ * Perf-event totals (rank<N>/perf_events/<region>, FORMAT.md 1.7)
+ * ------------------------------------------------------------------------- */
+
+/** Number of (rank, region) perf-event records. */
+SP_API size_t sp_results_perf_count(const sp_results *results);
+
+/**
+ * Perf record `index`: rank, region name (owned), calls, and the number of
+ * counters. Any out-pointer may be NULL. SP_OK or SP_ERR_INVALID_ARGUMENT.
+ */
+SP_API int sp_results_perf_record(const sp_results *results, size_t index, uint32_t *rank,
+                                  const char **region, int64_t *calls, size_t *counter_count);
+
+/** Counter `counter` of perf record `index`: its event name (owned) and its
+ *  total. SP_OK or SP_ERR_INVALID_ARGUMENT. */
+SP_API int sp_results_perf_counter(const sp_results *results, size_t index, size_t counter,
+                                   const char **event_name, uint64_t *value);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCOPE_PROFILER_RESULTS_H */
