@@ -29,5 +29,13 @@ void spi_profile_free(spi_profile *profile) {
     spi_free(profile->rows);
     for (size_t i = 0; i < profile->thread_count; i++) spi_free(profile->threads[i].name);
     spi_free(profile->threads);
+    for (size_t i = 0; i < profile->perf_count; i++) {
+        spi_perf_record *perf = &profile->perf[i];
+        spi_free(perf->region);
+        for (size_t j = 0; j < perf->counter_count; j++) spi_free(perf->event_names[j]);
+        spi_free(perf->event_names);
+        spi_free(perf->values);
+    }
+    spi_free(profile->perf);
     *profile = (spi_profile){0};
 }

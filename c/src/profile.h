@@ -10,6 +10,7 @@
 #ifndef SPI_PROFILE_H
 #define SPI_PROFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,14 @@ typedef struct spi_row {
     char *tags_json;          /* JSON list of strings; NULL = "[]" */
     char *event_metadata_json;/* NULL = "[]" */
     spi_stats stats;          /* FORMAT.md 2.1, of the calls in stored order */
+    /* Aggregate layout (FORMAT.md 1.8): the row has no per-call data
+     * (count stays 0, every array NULL); these carry its totals instead. */
+    bool aggregate;
+    uint64_t aggregate_count;
+    int64_t aggregate_total;
+    int64_t aggregate_minimum;
+    int64_t aggregate_maximum;
+    int64_t aggregate_exclusive;  /* -1 = not computed */
 } spi_row;
 
 typedef struct spi_thread_row {
@@ -50,6 +59,16 @@ typedef struct spi_thread_row {
     char *name;
 } spi_thread_row;
 
+/* rank<N>/perf_events/<region> (FORMAT.md 1.7): counter totals. */
+typedef struct spi_perf_record {
+    uint32_t rank;
+    char *region;
+    int64_t calls;
+    char **event_names;       /* [counter_count] */
+    uint64_t *values;         /* [counter_count] */
+    size_t counter_count;
+} spi_perf_record;
+
 typedef struct spi_profile {
     spi_meta metadata;
     char **names;             /* region table, region id = index */
@@ -62,6 +81,16 @@ typedef struct spi_profile {
      * writer creates exactly these (FORMAT.md 1.5: absent = not recorded). */
     unsigned event_columns;
     uint64_t event_count;     /* sum of row counts */
+    spi_perf_record *perf;
+    size_t perf_count;
+    /* Filled by the reader; zero in a profile built by the recorder. */
+    int schema_version;       /* HDF5 schema 1..3; 0 for a trace */
+    int trace_version;        /* .spt format 1..2; 0 for HDF5 */
+    bool aggregate;           /* storage_layout="aggregate" */
+    /* Summary-only read: rows keep count and stats (from the file) but have
+     * no per-call arrays even when count > 0. */
+    bool summary_only;
+    uint32_t rank_count;      /* FORMAT.md 4.2/4.3 num_ranks */
 } spi_profile;
 
 /* Release everything a profile owns and zero it. */

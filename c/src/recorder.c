@@ -14,6 +14,7 @@
 #include "recorder.h"
 
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>

@@ -1,0 +1,184 @@
+/*
+ * profiler.c - the lifecycle: sp_setup, sp_finalize and the options.
+ *
+ * setup resolves the options (arguments, then environment, then defaults),
+ * starts a recording session and remembers what finalize needs. finalize
+ * stops the session, builds the rank's profile (run.c), writes it through
+ * the one writer (h5_writer.c) and prints the report. Errors never stop the
+ * program: they come back as a status, with one line on stderr.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "clock.h"
+#include "diag.h"
+#include "error.h"
+#include "h5_writer.h"
+#include "metadata.h"
+#include "recorder.h"
+#include "run.h"
+
+#define DEFAULT_FILE "profiling_data.h5"
+
+typedef struct spi_config {
+    bool active;              /* between setup and finalize, not disabled */
+    bool disabled;            /* SCOPE_PROFILER_DISABLE=1 at setup */
+    char *file_path;
+    char *label;
+    sp_metadata_detail detail;
+    bool write_file;
+    bool quiet;
+    int64_t start_time_ns;
+} spi_config;
+
+static spi_config config;
+
+static bool env_flag(const char *name) {
+    const char *value = getenv(name);
+    return value && (strcmp(value, "1") == 0 || strcmp(value, "true") == 0 ||
+                     strcmp(value, "yes") == 0 || strcmp(value, "on") == 0);
+}
+
+static const char *env_text(const char *name) {
+    const char *value = getenv(name);
+    return value && *value ? value : NULL;
+}
+
+SP_API void sp_options_init(sp_options *options) {
+    if (!options) return;
+    *options = (sp_options){0};
+    options->metadata_detail = SP_METADATA_MINIMAL;
+    options->write_file = 1;
+    options->quiet = env_flag("SCOPE_PROFILER_QUIET");
+}
+
+static void release_config(void) {
+    spi_free(config.file_path);
+    spi_free(config.label);
+    config = (spi_config){0};
+}
+
+SP_API int sp_setup_with_options(const sp_options *options) {
+    int status = SP_OK;
+    if (!options || (options->metadata_detail != SP_METADATA_MINIMAL &&
+                     options->metadata_detail != SP_METADATA_FULL))
+        status = SP_ERR_INVALID_ARGUMENT;
+    else if (config.active || config.disabled)
+        status = SP_ERR_ALREADY_ACTIVE;
+    if (status != SP_OK) {
+        spi_status_remember(status);
+        return status;
+    }
+    spi_diag_set_quiet(options->quiet || env_flag("SCOPE_PROFILER_QUIET"));
+    if (env_flag("SCOPE_PROFILER_DISABLE")) {
+        /* Disabled: stay inactive so every call is a no-op, but remember
+         * that setup ran so finalize is quiet and harmless too. */
+        config.disabled = true;
+        return SP_OK;
+    }
+    const char *path = options->file_path ? options->file_path
+                                          : env_text("SCOPE_PROFILER_FILE");
+    const char *label = options->label ? options->label : env_text("SCOPE_PROFILER_LABEL");
+    config.file_path = spi_strdup(path ? path : DEFAULT_FILE);
+    config.label = label ? spi_strdup(label) : NULL;
+    if (!config.file_path || (label && !config.label)) {
+        release_config();
+        spi_status_remember(SP_ERR_OUT_OF_MEMORY);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    config.detail = options->metadata_detail;
+    config.write_file = options->write_file != 0;
+    config.quiet = options->quiet || env_flag("SCOPE_PROFILER_QUIET");
+    config.start_time_ns = spi_clock_now_ns();
+    status = spi_recorder_start(options->buffer_limit_bytes);
+    if (status != SP_OK) {
+        release_config();
+        spi_status_remember(status);
+        return status;
+    }
+    config.active = true;
+    return SP_OK;
+}
+
+SP_API int sp_setup(const char *file_path) {
+    sp_options options;
+    sp_options_init(&options);
+    options.file_path = file_path;
+    return sp_setup_with_options(&options);
+}
+
+SP_API int sp_is_active(void) { return config.active ? 1 : 0; }
+
+static void print_report(const spi_profile *profile, const spi_run_report *report,
+                         int64_t write_ns, const spi_error *err) {
+    if (config.quiet) return;
+    char where[1100];
+    if (!config.write_file)
+        snprintf(where, sizeof where, "kept the results in memory (file output off)");
+    else if (err->status == SP_OK || err->status == SP_ERR_OPEN_AT_FINALIZE ||
+             err->status == SP_ERR_BUFFER_LIMIT)
+        snprintf(where, sizeof where, "wrote %s in %.1f ms", config.file_path, write_ns / 1e6);
+    else
+        snprintf(where, sizeof where, "wrote NO file (%s)", err->message);
+    printf("scope-profiler: %s: %zu region%s, %llu call%s on %d thread%s of rank 0",
+           where, profile->name_count, profile->name_count == 1 ? "" : "s",
+           (unsigned long long)profile->event_count, profile->event_count == 1 ? "" : "s",
+           report->recording_threads, report->recording_threads == 1 ? "" : "s");
+    if (report->open_calls)
+        printf("; %llu call%s still open at finalize dropped",
+               (unsigned long long)report->open_calls, report->open_calls == 1 ? "" : "s");
+    if (report->dropped_events)
+        printf("; %llu call%s NOT recorded (buffer limit or memory)",
+               (unsigned long long)report->dropped_events, report->dropped_events == 1 ? "" : "s");
+    printf(".\n");
+    fflush(stdout);
+}
+
+SP_API int sp_finalize(void) {
+    if (config.disabled) {
+        release_config();
+        return SP_OK;
+    }
+    if (!config.active) {
+        spi_status_remember(SP_ERR_NOT_ACTIVE);
+        return SP_ERR_NOT_ACTIVE;
+    }
+    int64_t finalize_ns = spi_clock_now_ns();
+    spi_session session = spi_recorder_stop();
+    config.active = false;
+
+    spi_error err;
+    spi_error_clear(&err);
+    spi_profile profile = {0};
+    spi_run_report report;
+    int status = spi_run_collect(&session, 0, &profile, &report);
+    spi_recorder_release(&session);
+    if (status != SP_OK) spi_error_set(&err, status, "out of memory while collecting the calls");
+
+    spi_meta_context context = {.detail = config.detail, .label = config.label,
+                                .start_time_ns = config.start_time_ns,
+                                .finalize_time_ns = finalize_ns, .mpi_size = 1,
+                                .num_nodes = 1, .mpi_rank = 0};
+    if (status == SP_OK && (status = spi_meta_collect(&profile.metadata, &context)) != SP_OK)
+        spi_error_set(&err, status, "out of memory while collecting metadata");
+
+    int64_t write_start = spi_clock_now_ns();
+    if (status == SP_OK && config.write_file)
+        status = spi_profile_write(&profile, config.file_path, &err);
+    int64_t write_ns = spi_clock_now_ns() - write_start;
+    if (status != SP_OK && err.message[0]) spi_diag("%s", err.message);
+
+    /* The file is complete, but say so loudly when calls were lost. */
+    if (status == SP_OK && report.dropped_events) status = SP_ERR_BUFFER_LIMIT;
+    else if (status == SP_OK && report.open_calls) status = SP_ERR_OPEN_AT_FINALIZE;
+    err.status = status;
+    print_report(&profile, &report, write_ns, &err);
+
+    spi_profile_free(&profile);
+    release_config();
+    spi_status_remember(status);
+    return status;
+}
