@@ -1,0 +1,50 @@
+/*
+ * scope_profiler_fortran_shim.c - the one piece of C in the Fortran library.
+ *
+ * sp_setup_with_options takes a struct sp_options. Mirroring that struct as a
+ * bind(C) derived type would tie the Fortran module to its exact layout: a
+ * field appended in a later version would make sp_options_init write past
+ * the end of the Fortran copy. Here the struct is filled by C, from the
+ * header itself, so the module only ever sees sized strings and an int.
+ *
+ * Strings arrive as Fortran passes them (characters + length, no NUL). They
+ * are copied to NUL-terminated buffers because sp_options takes C strings;
+ * this happens once per sp_setup, never on the recording path. A length of
+ * 0 means "not given" (NULL: the environment default applies).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "scope_profiler.h"
+
+/* Internal to the Fortran library: the spf_ prefix marks it as not public
+ * API (only the module calls it), hidden when built shared. */
+int spf_setup(const char *file_path, size_t file_path_len, const char *label,
+              size_t label_len);
+
+static char *copy_sized(const char *text, size_t len) {
+    char *copy = malloc(len + 1);
+    if (!copy) return NULL;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    return copy;
+}
+
+int spf_setup(const char *file_path, size_t file_path_len, const char *label,
+              size_t label_len) {
+    sp_options options;
+    sp_options_init(&options);
+    char *path_copy = NULL;
+    char *label_copy = NULL;
+    int status = SP_ERR_OUT_OF_MEMORY;
+    if (file_path_len && !(path_copy = copy_sized(file_path, file_path_len))) goto done;
+    if (label_len && !(label_copy = copy_sized(label, label_len))) goto done;
+    options.file_path = path_copy;
+    options.label = label_copy;
+    /* sp_options documents both strings as copied, so they can go now. */
+    status = sp_setup_with_options(&options);
+done:
+    free(label_copy);
+    free(path_copy);
+    return status;
+}
