@@ -1,0 +1,348 @@
+#!/usr/bin/env python3
+"""package_test.py - drive the packaging tests: install the build tree, then
+build and run out-of-tree consumers against the installed (and relocated)
+package, the way a user would.
+
+Subcommands (see tests/package/CMakeLists.txt for how ctest calls them):
+
+  install  --build-dir B --prefix P [--config C]
+      `cmake --install B --prefix P` into an empty P, check that the expected
+      files are there and that no installed file names P (a file naming its
+      own prefix would break when the tree moves).
+
+  relocate --build-dir B --staging S --dest D [--config C]
+      Install into S, then move S to D (a different, deeper path). S no
+      longer exists afterwards, so any reference to it fails loudly.
+
+  consumer --kind c|cxx|fortran|makefile --prefix P --work W [-- CMAKE_ARGS]
+      Configure, build and run consumers/<kind> out of tree against P; the
+      written profile must be schema 3 and hold the consumer's regions.
+
+  missing-component --prefix P --work W [-- CMAKE_ARGS]
+      Requesting a component this installation lacks must fail the
+      configuration with a message naming it and the reason; requesting it
+      as optional must succeed with <comp>_FOUND false.
+
+  version --prefix P --work W [-- CMAKE_ARGS]
+      A newer major version must be refused; the installed one accepted.
+
+Exit codes: 0 pass, 1 fail, 77 skip.
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import profile_check  # noqa: E402  (sibling module)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONSUMERS = os.path.join(HERE, "consumers")
+SKIP = 77
+
+# Regions each consumer records, with their call counts (see its source).
+EXPECTED = {
+    "c": {"c_consumer_outer": 1, "c_consumer_inner": 3},
+    "cxx": {"cxx_consumer_main": 1, "cxx_consumer_loop": 3, "cxx_consumer_work": 3},
+    "fortran": {"fortran_consumer_outer": 1, "fortran_consumer_inner": 2},
+    "makefile": {"make_consumer_outer": 1, "make_consumer_inner": 2},
+}
+EXECUTABLE = {"c": "c_consumer", "cxx": "cxx_consumer", "fortran": "fortran_consumer",
+              "makefile": "make_consumer"}
+
+
+class Failure(Exception):
+    pass
+
+
+class Skip(Exception):
+    pass
+
+
+def run(cmd, cwd=None, env=None, expect_ok=True):
+    """Run cmd, echo it and its output; return (returncode, output)."""
+    print("+ " + " ".join(cmd), flush=True)
+    proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, universal_newlines=True)
+    sys.stdout.write(proc.stdout)
+    sys.stdout.flush()
+    if expect_ok and proc.returncode != 0:
+        raise Failure(f"command failed with exit code {proc.returncode}: {' '.join(cmd)}")
+    return proc.returncode, proc.stdout
+
+
+def fresh_dir(path):
+    if os.path.lexists(path):
+        shutil.rmtree(path)
+    os.makedirs(path)
+
+
+def cmake_dir(prefix, libdir):
+    return os.path.join(prefix, libdir, "cmake", "ScopeProfiler")
+
+
+def installed_facts(prefix, libdir):
+    """What the installed config says: (components built, static?)."""
+    config = os.path.join(cmake_dir(prefix, libdir), "ScopeProfilerConfig.cmake")
+    if not os.path.isfile(config):
+        raise Failure(f"{config} is missing (did the install step run?)")
+    text = open(config, encoding="utf-8").read()
+    built = re.search(r'set\(ScopeProfiler_COMPONENTS_BUILT "([^"]*)"\)', text)
+    static = re.search(r"set\(ScopeProfiler_STATIC (\w+)\)", text)
+    if not built or not static:
+        raise Failure(f"{config}: cannot find COMPONENTS_BUILT / STATIC")
+    return built.group(1).split(";"), static.group(1).upper() in ("ON", "TRUE", "1")
+
+
+# ---------------------------------------------------------------- install
+
+def do_install(build_dir, prefix, config, libdir, cmake):
+    fresh_dir(prefix)
+    cmd = [cmake, "--install", build_dir, "--prefix", prefix]
+    if config:
+        cmd += ["--config", config]
+    run(cmd)
+
+
+def check_install_tree(prefix, libdir, includedir):
+    built, static = installed_facts(prefix, libdir)
+    must = [
+        os.path.join(cmake_dir(prefix, libdir), name)
+        for name in ("ScopeProfilerConfig.cmake", "ScopeProfilerConfigVersion.cmake",
+                     "ScopeProfilerTargets.cmake")
+    ] + [
+        os.path.join(prefix, libdir, "pkgconfig", "scopeprofiler.pc"),
+        os.path.join(prefix, includedir, "scope_profiler.h"),
+        os.path.join(prefix, includedir, "scope_profiler_version.h"),
+    ]
+    if "CXX" in built:
+        must.append(os.path.join(prefix, includedir, "scope_profiler.hpp"))
+    if "Fortran" in built:
+        must.append(os.path.join(prefix, libdir, "pkgconfig", "scopeprofiler-fortran.pc"))
+    missing = [p for p in must if not os.path.isfile(p)]
+    if "Fortran" in built:
+        mods = [os.path.join(root, f) for root, _, files in
+                os.walk(os.path.join(prefix, includedir, "scope_profiler", "fortran"))
+                for f in files if f.endswith(".mod")]
+        if not mods:
+            missing.append(f"{prefix}/{includedir}/scope_profiler/fortran/<compiler>/*.mod")
+    if missing:
+        raise Failure("missing from the install tree:\n  " + "\n  ".join(missing))
+    # Internal headers must stay internal.
+    leaked = [f for f in os.listdir(os.path.join(prefix, includedir))
+              if f.endswith(".h") and not f.startswith("scope_profiler")]
+    if leaked:
+        raise Failure(f"non-public headers installed: {leaked}")
+
+    # Relocatability: no installed file may contain the prefix it was
+    # installed to (binaries included: an RPATH naming it would break too).
+    needle = os.path.realpath(prefix).encode()
+    offenders = []
+    for root, _, files in os.walk(prefix):
+        for f in files:
+            path = os.path.join(root, f)
+            if os.path.islink(path):
+                continue
+            with open(path, "rb") as fh:
+                if needle in fh.read():
+                    offenders.append(os.path.relpath(path, prefix))
+    if offenders:
+        raise Failure(f"installed files name the install prefix {prefix} "
+                      f"(not relocatable): {offenders}")
+    print(f"ok: install tree complete and relocatable; components {built}, "
+          f"{'static' if static else 'shared'}")
+
+
+def cmd_install(a):
+    do_install(a.build_dir, a.prefix, a.config, a.libdir, a.cmake)
+    check_install_tree(a.prefix, a.libdir, a.includedir)
+
+
+def cmd_relocate(a):
+    do_install(a.build_dir, a.staging, a.config, a.libdir, a.cmake)
+    if os.path.lexists(a.dest):
+        shutil.rmtree(a.dest)
+    os.makedirs(os.path.dirname(a.dest), exist_ok=True)
+    shutil.move(a.staging, a.dest)
+    if os.path.exists(a.staging):
+        raise Failure(f"{a.staging} still exists after the move")
+    check_install_tree(a.dest, a.libdir, a.includedir)
+    print(f"ok: installed tree moved from {a.staging} to {a.dest}")
+
+
+# ---------------------------------------------------------------- consumers
+
+def configure_args(a, source, build):
+    return [a.cmake, "-S", source, "-B", build, f"-DCMAKE_PREFIX_PATH={a.prefix}",
+            # Only the tree under test may satisfy find_package.
+            "-DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF",
+            "-DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF"] + a.cmake_args
+
+
+def check_profile(path, expected):
+    if not os.path.isfile(path):
+        raise Failure(f"the consumer wrote no profile at {path}")
+    try:
+        failures = profile_check.check(path, expected)
+    except ImportError:
+        raise Skip("h5py is not importable: the profile was written but not read back")
+    except profile_check.CheckError as e:
+        raise Failure(str(e))
+    if failures:
+        raise Failure("\n".join(failures))
+    print(f"ok: {path} is schema 3 with {expected}")
+
+
+def cmd_consumer(a):
+    built, static = installed_facts(a.prefix, a.libdir)
+    kind = a.kind
+    if kind == "cxx" and "CXX" not in built:
+        raise Skip("the C++ binding was not built")
+    if kind == "fortran":
+        if "Fortran" not in built:
+            raise Skip("the Fortran module was not built")
+    fresh_dir(a.work)
+    source = os.path.join(CONSUMERS, kind)
+    build = os.path.join(a.work, "build")
+    if kind == "makefile":
+        make = shutil.which(a.make or "make")
+        pkg_config = shutil.which("pkg-config")
+        if not make or not pkg_config:
+            raise Skip("make or pkg-config is not available")
+        os.makedirs(build)
+        env = dict(os.environ)
+        env["PKG_CONFIG_PATH"] = os.path.join(a.prefix, a.libdir, "pkgconfig")
+        # The prefix pkg-config reports must be the tree under test, wherever
+        # it was moved: the .pc derives it from its own location.
+        _, reported = run([pkg_config, "--variable=prefix", "scopeprofiler"], env=env)
+        if os.path.realpath(reported.strip()) != os.path.realpath(a.prefix):
+            raise Failure(f"pkg-config prefix {reported.strip()!r} is not {a.prefix!r}")
+        cmd = [make, "-f", os.path.join(source, "Makefile"), f"SRCDIR={source}"]
+        if a.c_compiler:
+            cmd.append(f"CC={a.c_compiler}")
+        if static:
+            cmd.append("PKG_CONFIG_STATIC=--static")
+        run(cmd, cwd=build, env=env)
+    else:
+        run(configure_args(a, source, build))
+        cmd = [a.cmake, "--build", build]
+        if a.config:
+            cmd += ["--config", a.config]
+        run(cmd)
+    exe = None
+    for root, _, files in os.walk(build):
+        if EXECUTABLE[kind] in files:
+            exe = os.path.join(root, EXECUTABLE[kind])
+            break
+    if exe is None:
+        raise Failure(f"{EXECUTABLE[kind]} was not built under {build}")
+    profile = os.path.join(a.work, f"{kind}_consumer.h5")
+    env = dict(os.environ)
+    # The library must be found through the consumer's own RUNPATH, not an
+    # inherited search path.
+    env.pop("LD_LIBRARY_PATH", None)
+    env["SCOPE_PROFILER_QUIET"] = "1"
+    run([exe, profile], cwd=a.work, env=env)
+    check_profile(profile, EXPECTED[kind])
+
+
+def cmd_missing_component(a):
+    built, _ = installed_facts(a.prefix, a.libdir)
+    absent = [c for c in ("MPI", "Fortran", "CXX") if c not in built]
+    if absent:
+        comp = absent[0]
+        reason = {"MPI": "MPI support was not built",
+                  "Fortran": "the Fortran module was not built",
+                  "CXX": "the C++ binding was not built"}[comp]
+    else:
+        # Everything was built: the unknown-name path shows the same message.
+        comp, reason = "NoSuchComponent", "unknown component"
+    source = os.path.join(CONSUMERS, "probe")
+
+    build = os.path.join(a.work, "required")
+    fresh_dir(build)
+    rc, out = run(configure_args(a, source, build) + [f"-DPROBE_COMPONENTS={comp}"],
+                  expect_ok=False)
+    flat = " ".join(out.split())  # CMake wraps long messages
+    if rc == 0:
+        raise Failure(f"configuration succeeded although component {comp} is missing")
+    for needle in (f"lacks the requested component(s): {comp} ({reason}",
+                   "considered to be NOT FOUND"):
+        if needle not in flat:
+            raise Failure(f"the failure message does not contain {needle!r}")
+    print(f"ok: requesting {comp} fails with a message naming it and why")
+
+    build = os.path.join(a.work, "optional")
+    fresh_dir(build)
+    rc, out = run(configure_args(a, source, build) + [f"-DPROBE_OPTIONAL={comp}"],
+                  expect_ok=False)
+    if rc != 0:
+        raise Failure(f"an optional missing component {comp} failed the configuration")
+    if f"probe: ScopeProfiler_{comp}_FOUND=FALSE" not in out:
+        raise Failure(f"ScopeProfiler_{comp}_FOUND is not FALSE for a missing optional component")
+    print(f"ok: optional {comp} is reported not found without failing")
+
+
+def cmd_version(a):
+    source = os.path.join(CONSUMERS, "probe")
+    config = os.path.join(cmake_dir(a.prefix, a.libdir), "ScopeProfilerConfigVersion.cmake")
+    m = re.search(r'set\(PACKAGE_VERSION "([0-9]+)\.([0-9]+)\.([0-9]+)"\)',
+                  open(config, encoding="utf-8").read())
+    if not m:
+        raise Failure(f"{config}: no PACKAGE_VERSION")
+    major, minor = int(m.group(1)), int(m.group(2))
+
+    build = os.path.join(a.work, "same")
+    fresh_dir(build)
+    run(configure_args(a, source, build) + [f"-DPROBE_VERSION={major}.{minor}"])
+
+    build = os.path.join(a.work, "newer")
+    fresh_dir(build)
+    rc, out = run(configure_args(a, source, build) + [f"-DPROBE_VERSION={major + 1}.0"],
+                  expect_ok=False)
+    if rc == 0:
+        raise Failure(f"version {major + 1}.0 was accepted by {m.group(0)}")
+    if "compatible with requested version" not in " ".join(out.split()):
+        raise Failure("the refusal does not say the version is not compatible")
+    print(f"ok: {major}.{minor} accepted, {major + 1}.0 refused (SameMajorVersion)")
+
+
+def main(argv):
+    cmake_args = []
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, cmake_args = argv[:cut], argv[cut + 1:]
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("command",
+                   choices=["install", "relocate", "consumer", "missing-component", "version"])
+    p.add_argument("--build-dir")
+    p.add_argument("--prefix")
+    p.add_argument("--staging")
+    p.add_argument("--dest")
+    p.add_argument("--work")
+    p.add_argument("--kind", choices=sorted(EXPECTED))
+    p.add_argument("--config", default="")
+    p.add_argument("--cmake", default="cmake")
+    p.add_argument("--make", default="")
+    p.add_argument("--c-compiler", default="")
+    p.add_argument("--libdir", default="lib")
+    p.add_argument("--includedir", default="include")
+    a = p.parse_args(argv)
+    a.cmake_args = [arg for arg in cmake_args if arg]
+    handler = {"install": cmd_install, "relocate": cmd_relocate, "consumer": cmd_consumer,
+               "missing-component": cmd_missing_component, "version": cmd_version}[a.command]
+    try:
+        handler(a)
+    except Skip as e:
+        print(f"SKIP: {e}")
+        return SKIP
+    except Failure as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
