@@ -557,6 +557,8 @@ void spi_writer_abort(spi_writer *w) {
     free_writer(w);
 }
 
+hid_t spi_writer_file(const spi_writer *w) { return w->file; }
+
 /* ---- whole profile ---------------------------------------------------------- */
 
 int spi_profile_write(const spi_profile *profile, const char *path, spi_error *err) {

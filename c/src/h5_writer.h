@@ -77,6 +77,11 @@ int spi_writer_end_row(spi_writer *writer, spi_error *err);
 int spi_writer_publish(spi_writer *writer, spi_error *err);
 void spi_writer_abort(spi_writer *writer);
 
+/* The open HDF5 file of a writer, for modules that add optional groups
+ * (rank<N>/perf_events, rank<N>/likwid, ...) before publish. The writer
+ * keeps ownership; do not close it. */
+hid_t spi_writer_file(const spi_writer *writer);
+
 /* The whole in-memory profile through the writer, published atomically. */
 int spi_profile_write(const spi_profile *profile, const char *path, spi_error *err);
 
