@@ -97,12 +97,12 @@ typedef struct sp_results sp_results;
  *   SP_ERR_INVALID_ARGUMENT    path or out NULL, unknown flag bits
  *   SP_ERR_FILE_NOT_FOUND      "HDF5 file not found: PATH"
  *   SP_ERR_NOT_A_PROFILE       neither HDF5 nor a trace, an unreadable or
- *                              truncated HDF5 file, a .spt with a bad magic,
- *                              an unknown version or too short, a schema
- *                              attribute that is not an integer or < 1, a
- *                              missing required dataset
+ *                              truncated HDF5 file, a .spt with a bad magic
+ *                              or too short, a missing required dataset
  *   SP_ERR_SCHEMA_UNSUPPORTED  schema > 3 ("... Upgrade scope-profiler to
- *                              read this file.")
+ *                              read this file."), a schema attribute that
+ *                              is not an integer or < 1, a .spt version
+ *                              other than 1 or 2
  *   SP_ERR_CORRUPT             the event index points past the event
  *                              columns, overlapping rows, a region id out
  *                              of range, columns of inconsistent length, a
