@@ -172,6 +172,42 @@ void spi_h5r_free_strings(char **values, hsize_t len) {
     spi_free(values);
 }
 
+/* Every vlen string HDF5 allocates while reading a dataset, so that all of
+ * them are released even when a conversion fails halfway on a damaged file
+ * (HDF5 1.10 then leaves strings in its own buffers, out of our reach). */
+typedef struct vlen_pool {
+    void **blocks;
+    size_t count;
+    size_t capacity;
+} vlen_pool;
+
+static void *pool_alloc(size_t size, void *info) {
+    vlen_pool *pool = info;
+    if (pool->count == pool->capacity) {
+        size_t capacity = pool->capacity ? pool->capacity * 2 : 64;
+        void **grown = spi_reallocarray(pool->blocks, capacity, sizeof *grown);
+        if (!grown) return NULL;
+        pool->blocks = grown;
+        pool->capacity = capacity;
+    }
+    void *block = spi_malloc(size);
+    if (block) pool->blocks[pool->count++] = block;
+    return block;
+}
+
+/* Frees happen all at once in pool_release; HDF5's own frees are ignored
+ * so that no block is released twice. */
+static void pool_free(void *block, void *info) {
+    (void)block;
+    (void)info;
+}
+
+static void pool_release(vlen_pool *pool) {
+    for (size_t i = 0; i < pool->count; i++) spi_free(pool->blocks[i]);
+    spi_free(pool->blocks);
+    *pool = (vlen_pool){0};
+}
+
 int spi_h5r_read_strings(const spi_h5r *h, hid_t obj, bool is_attr, hid_t type, size_t count,
                          const char *name, char **values) {
     if (count == 0) return SP_OK;
@@ -189,20 +225,27 @@ int spi_h5r_read_strings(const spi_h5r *h, hid_t obj, bool is_attr, hid_t type, 
         char **raw = spi_calloc(count, sizeof *raw);
         if (!raw) status = out_of_memory(h);
         if (status == SP_OK && H5Tset_size(mem, H5T_VARIABLE) < 0) status = read_failed(h, name);
+        vlen_pool pool = {0};
+        hid_t dxpl = is_attr ? -1 : H5Pcreate(H5P_DATASET_XFER);
+        if (status == SP_OK && !is_attr &&
+            (dxpl < 0 || H5Pset_vlen_mem_manager(dxpl, pool_alloc, &pool, pool_free, &pool) < 0))
+            status = read_failed(h, name);
         if (status == SP_OK) {
             herr_t rc = is_attr ? H5Aread(obj, mem, raw)
-                                : H5Dread(obj, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, raw);
+                                : H5Dread(obj, mem, H5S_ALL, H5S_ALL, dxpl, raw);
             if (rc < 0) status = read_failed(h, name);
         }
         for (size_t i = 0; status == SP_OK && i < count; i++) {
             values[i] = spi_strdup(raw[i] ? raw[i] : "");
             if (!values[i]) status = out_of_memory(h);
         }
-        if (raw) {
-            /* The library allocated each string with its own allocator; it
-             * also releases them, whatever happened above. */
+        if (raw && is_attr) {
+            /* H5Aread takes no transfer list: its strings come from the
+             * library's allocator and go back to it. */
             for (size_t i = 0; i < count; i++) H5free_memory(raw[i]);
         }
+        if (dxpl >= 0) H5Pclose(dxpl);
+        pool_release(&pool);
         spi_free(raw);
     } else {
         size_t width = H5Tget_size(type);
