@@ -167,6 +167,18 @@ function(_scope_profiler_install)
     set(static OFF)
   endif()
 
+  # Installed shared libraries that link each other (the Fortran library
+  # needs the C one) must find their siblings on their own: the
+  # executable's RUNPATH does not apply to indirect dependencies. $ORIGIN
+  # keeps that working wherever the tree is moved. An owner's choice wins.
+  foreach(target IN LISTS export_targets)
+    get_target_property(type ${target} TYPE)
+    get_target_property(rpath ${target} INSTALL_RPATH)
+    if(type STREQUAL "SHARED_LIBRARY" AND NOT rpath)
+      set_property(TARGET ${target} PROPERTY INSTALL_RPATH "$ORIGIN")
+    endif()
+  endforeach()
+
   # Libraries and headers. The C++ header is listed as PUBLIC_HEADER of the
   # INTERFACE target by bindings/CMakeLists.txt, but install(TARGETS) does
   # not install those for INTERFACE libraries, so it is copied here.
@@ -205,6 +217,7 @@ function(_scope_profiler_install)
   # $ORIGIN-relative RUNPATH unless their owner chose one.
   file(RELATIVE_PATH bin_to_lib
     "/prefix/${CMAKE_INSTALL_BINDIR}" "/prefix/${CMAKE_INSTALL_LIBDIR}")
+  set(helper_libraries "")
   foreach(tool IN LISTS SCOPE_PROFILER_INSTALL_TOOLS)
     if(TARGET ${tool})
       get_target_property(rpath ${tool} INSTALL_RPATH)
@@ -212,6 +225,30 @@ function(_scope_profiler_install)
         set_property(TARGET ${tool} PROPERTY INSTALL_RPATH "$ORIGIN/${bin_to_lib}")
       endif()
       install(TARGETS ${tool} RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT runtime)
+      # A shared helper library of the project that a tool links (e.g. a
+      # merge library) must travel with it, or the installed tool cannot
+      # start. It is installed, not exported: it is no public API.
+      get_target_property(deps ${tool} LINK_LIBRARIES)
+      foreach(dep IN LISTS deps)
+        if(TARGET "${dep}")
+          get_target_property(aliased "${dep}" ALIASED_TARGET)
+          if(aliased)
+            set(dep "${aliased}")
+          endif()
+          get_target_property(imported "${dep}" IMPORTED)
+          get_target_property(type "${dep}" TYPE)
+          if(NOT imported AND type STREQUAL "SHARED_LIBRARY" AND NOT dep IN_LIST export_targets
+             AND NOT dep IN_LIST helper_libraries)
+            list(APPEND helper_libraries "${dep}")
+            get_target_property(rpath "${dep}" INSTALL_RPATH)
+            if(NOT rpath)
+              set_property(TARGET "${dep}" PROPERTY INSTALL_RPATH "$ORIGIN")
+            endif()
+            install(TARGETS "${dep}"
+              LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT runtime NAMELINK_SKIP)
+          endif()
+        endif()
+      endforeach()
     endif()
   endforeach()
 

@@ -106,7 +106,7 @@ def do_install(build_dir, prefix, config, libdir, cmake):
     run(cmd)
 
 
-def check_install_tree(prefix, libdir, includedir):
+def check_install_tree(prefix, libdir, includedir, tools):
     built, static = installed_facts(prefix, libdir)
     must = [
         os.path.join(cmake_dir(prefix, libdir), name)
@@ -130,6 +130,8 @@ def check_install_tree(prefix, libdir, includedir):
             missing.append(f"{prefix}/{includedir}/scope_profiler/fortran/<compiler>/*.mod")
     if missing:
         raise Failure("missing from the install tree:\n  " + "\n  ".join(missing))
+    missing += [os.path.join(prefix, "bin", t) for t in tools
+                if not os.path.isfile(os.path.join(prefix, "bin", t))]
     # Internal headers must stay internal.
     leaked = [f for f in os.listdir(os.path.join(prefix, includedir))
               if f.endswith(".h") and not f.startswith("scope_profiler")]
@@ -151,13 +153,39 @@ def check_install_tree(prefix, libdir, includedir):
     if offenders:
         raise Failure(f"installed files name the install prefix {prefix} "
                       f"(not relocatable): {offenders}")
+    check_runnable(prefix, libdir, tools, built)
     print(f"ok: install tree complete and relocatable; components {built}, "
           f"{'static' if static else 'shared'}")
 
 
+def check_runnable(prefix, libdir, tools, built):
+    """Every installed tool and shared library resolves its libraries with
+    no help from LD_LIBRARY_PATH (ldd reports no "not found"), and the
+    Fortran .pc file points at the directory holding the modules."""
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    ldd = shutil.which("ldd")
+    lib = os.path.join(prefix, libdir)
+    binaries = [os.path.join(prefix, "bin", t) for t in tools]
+    binaries += [os.path.join(lib, f) for f in os.listdir(lib)
+                 if re.search(r"\.so(\.[0-9]+)*$", f) and not os.path.islink(os.path.join(lib, f))]
+    for binary in binaries if ldd else []:
+        _, out = run([ldd, binary], env=env, expect_ok=False)
+        if "not found" in out:
+            raise Failure(f"{binary} has unresolved libraries:\n{out}")
+    pkg_config = shutil.which("pkg-config")
+    if "Fortran" in built and pkg_config:
+        env["PKG_CONFIG_PATH"] = os.path.join(lib, "pkgconfig")
+        _, out = run([pkg_config, "--cflags", "scopeprofiler-fortran"], env=env)
+        dirs = [f[2:] for f in out.split() if f.startswith("-I")]
+        if not any(os.path.isfile(os.path.join(d, "scope_profiler.mod")) for d in dirs):
+            raise Failure(f"pkg-config --cflags scopeprofiler-fortran ({out.strip()}) "
+                          "names no directory holding scope_profiler.mod")
+
+
 def cmd_install(a):
     do_install(a.build_dir, a.prefix, a.config, a.libdir, a.cmake)
-    check_install_tree(a.prefix, a.libdir, a.includedir)
+    check_install_tree(a.prefix, a.libdir, a.includedir, a.tools)
 
 
 def cmd_relocate(a):
@@ -168,7 +196,7 @@ def cmd_relocate(a):
     shutil.move(a.staging, a.dest)
     if os.path.exists(a.staging):
         raise Failure(f"{a.staging} still exists after the move")
-    check_install_tree(a.dest, a.libdir, a.includedir)
+    check_install_tree(a.dest, a.libdir, a.includedir, a.tools)
     print(f"ok: installed tree moved from {a.staging} to {a.dest}")
 
 
@@ -329,8 +357,10 @@ def main(argv):
     p.add_argument("--c-compiler", default="")
     p.add_argument("--libdir", default="lib")
     p.add_argument("--includedir", default="include")
+    p.add_argument("--tools", default="", help="comma-separated tools that must be in bin/")
     a = p.parse_args(argv)
     a.cmake_args = [arg for arg in cmake_args if arg]
+    a.tools = [t for t in a.tools.split(",") if t]
     handler = {"install": cmd_install, "relocate": cmd_relocate, "consumer": cmd_consumer,
                "missing-component": cmd_missing_component, "version": cmd_version}[a.command]
     try:
