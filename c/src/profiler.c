@@ -17,6 +17,8 @@
 #include "diag.h"
 #include "error.h"
 #include "h5_writer.h"
+#include "job.h"
+#include "profiler.h"
 #include "metadata.h"
 #include "recorder.h"
 #include "run.h"
@@ -61,7 +63,13 @@ static void release_config(void) {
     config = (spi_config){0};
 }
 
+static void finalize_inside_mpi_finalize(void) { sp_finalize(); }
+
 SP_API int sp_setup_with_options(const sp_options *options) {
+    return spi_setup_in_job(options, NULL);
+}
+
+int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     int status = SP_OK;
     if (!options || (options->metadata_detail != SP_METADATA_MINIMAL &&
                      options->metadata_detail != SP_METADATA_FULL))
@@ -92,9 +100,19 @@ SP_API int sp_setup_with_options(const sp_options *options) {
     config.detail = options->metadata_detail;
     config.write_file = options->write_file != 0;
     config.quiet = options->quiet || env_flag("SCOPE_PROFILER_QUIET");
+    spi_error err;
+    spi_error_clear(&err);
+    status = spi_job_start(mpi_comm, finalize_inside_mpi_finalize, &err);
+    if (status != SP_OK) {
+        spi_diag("%s", err.message);
+        release_config();
+        spi_status_remember(status);
+        return status;
+    }
     config.start_time_ns = spi_clock_now_ns();
     status = spi_recorder_start(options->buffer_limit_bytes);
     if (status != SP_OK) {
+        spi_job_stop();
         release_config();
         spi_status_remember(status);
         return status;
@@ -112,9 +130,9 @@ SP_API int sp_setup(const char *file_path) {
 
 SP_API int sp_is_active(void) { return config.active ? 1 : 0; }
 
-static void print_report(const spi_profile *profile, const spi_run_report *report,
+static void print_report(const spi_job_totals *totals, const spi_run_report *report,
                          int64_t write_ns, const spi_error *err) {
-    if (config.quiet) return;
+    if (config.quiet || spi_job_rank() != 0) return;
     char where[1100];
     if (!config.write_file)
         snprintf(where, sizeof where, "kept the results in memory (file output off)");
@@ -123,10 +141,12 @@ static void print_report(const spi_profile *profile, const spi_run_report *repor
         snprintf(where, sizeof where, "wrote %s in %.1f ms", config.file_path, write_ns / 1e6);
     else
         snprintf(where, sizeof where, "wrote NO file (%s)", err->message);
-    printf("scope-profiler: %s: %zu region%s, %llu call%s on %d thread%s of rank 0",
-           where, profile->name_count, profile->name_count == 1 ? "" : "s",
-           (unsigned long long)profile->event_count, profile->event_count == 1 ? "" : "s",
-           report->recording_threads, report->recording_threads == 1 ? "" : "s");
+    printf("scope-profiler: %s: %zu region%s, %llu call%s over %u rank%s "
+           "(rank 0: %d recording thread%s)",
+           where, totals->regions, totals->regions == 1 ? "" : "s",
+           (unsigned long long)totals->events, totals->events == 1 ? "" : "s", totals->ranks,
+           totals->ranks == 1 ? "" : "s", report->recording_threads,
+           report->recording_threads == 1 ? "" : "s");
     if (report->open_calls)
         printf("; %llu call%s still open at finalize dropped",
                (unsigned long long)report->open_calls, report->open_calls == 1 ? "" : "s");
@@ -154,20 +174,30 @@ SP_API int sp_finalize(void) {
     spi_error_clear(&err);
     spi_profile profile = {0};
     spi_run_report report;
-    int status = spi_run_collect(&session, 0, &profile, &report);
+    uint32_t rank = spi_job_rank();
+    int status = spi_run_collect(&session, rank, &profile, &report);
     spi_recorder_release(&session);
     if (status != SP_OK) spi_error_set(&err, status, "out of memory while collecting the calls");
 
     spi_meta_context context = {.detail = config.detail, .label = config.label,
                                 .start_time_ns = config.start_time_ns,
-                                .finalize_time_ns = finalize_ns, .mpi_size = 1,
-                                .num_nodes = 1, .mpi_rank = 0};
+                                .finalize_time_ns = finalize_ns,
+                                .mpi_size = spi_job_size(),
+                                .num_nodes = spi_job_node_count(), .mpi_rank = rank};
     if (status == SP_OK && (status = spi_meta_collect(&profile.metadata, &context)) != SP_OK)
         spi_error_set(&err, status, "out of memory while collecting metadata");
 
+    /* With MPI every rank must reach the collective write, even after a
+     * local failure: it then contributes an empty profile. */
     int64_t write_start = spi_clock_now_ns();
-    if (status == SP_OK && config.write_file)
-        status = spi_profile_write(&profile, config.file_path, &err);
+    spi_job_totals totals = {.ranks = spi_job_size(), .rows = profile.row_count,
+                             .events = profile.event_count, .regions = profile.name_count};
+    if (config.write_file) {
+        int local_status = status;
+        if (local_status != SP_OK) spi_profile_free(&profile);
+        int job_status = spi_job_write(&profile, config.file_path, &totals, &err);
+        status = local_status != SP_OK ? local_status : job_status;
+    }
     int64_t write_ns = spi_clock_now_ns() - write_start;
     if (status != SP_OK && err.message[0]) spi_diag("%s", err.message);
 
@@ -175,9 +205,10 @@ SP_API int sp_finalize(void) {
     if (status == SP_OK && report.dropped_events) status = SP_ERR_BUFFER_LIMIT;
     else if (status == SP_OK && report.open_calls) status = SP_ERR_OPEN_AT_FINALIZE;
     err.status = status;
-    print_report(&profile, &report, write_ns, &err);
+    print_report(&totals, &report, write_ns, &err);
 
     spi_profile_free(&profile);
+    spi_job_stop();
     release_config();
     spi_status_remember(status);
     return status;

@@ -1,0 +1,41 @@
+/*
+ * scope_profiler_mpi.h - MPI entry points of libscopeprofiler (installed
+ * only by an MPI build; requires <mpi.h>).
+ *
+ * In an MPI build, sp_setup detects an initialised MPI by itself and uses
+ * MPI_COMM_WORLD; these variants take a communicator. With MPI, sp_setup
+ * and sp_finalize are collective over that communicator: every rank calls
+ * them. sp_finalize writes ONE schema-3 file for all ranks (rank 0 writes;
+ * the other ranks send their rows in bounded chunks) and only rank 0 prints.
+ * A program that calls MPI_Finalize before sp_finalize still gets its file:
+ * the profiler finalizes from inside MPI_Finalize.
+ */
+#ifndef SCOPE_PROFILER_MPI_H
+#define SCOPE_PROFILER_MPI_H
+
+#include <mpi.h>
+
+#include "scope_profiler.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * sp_setup_with_options over the ranks of `comm` (duplicated internally, so
+ * the profiler's messages never match the application's). Collective.
+ * options may be NULL for the defaults. Returns SP_OK, SP_ERR_MPI (MPI not
+ * initialised, or an MPI call failed), or the errors of
+ * sp_setup_with_options. Thread-safety: as sp_setup.
+ */
+SP_API int sp_setup_mpi(MPI_Comm comm, const sp_options *options);
+
+/** sp_setup_mpi for a Fortran communicator handle (MPI_Fint, the integer of
+ *  `use mpi` or comm%MPI_VAL of `use mpi_f08`). */
+SP_API int sp_setup_mpi_f(MPI_Fint comm, const sp_options *options);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCOPE_PROFILER_MPI_H */

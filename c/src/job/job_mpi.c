@@ -1,0 +1,492 @@
+/*
+ * job_mpi.c - the job back end of an MPI build: every rank records, rank 0
+ * writes ONE schema-3 file for the whole communicator.
+ *
+ * Protocol of spi_job_write (all on a duplicate of the user's communicator,
+ * so our messages can never match the application's):
+ *   1. gather each rank's counts (rows, events, name bytes, threads, event
+ *      columns) and its region names; rank 0 builds the union region table
+ *      in first-seen order by rank and a per-rank id map;
+ *   2. gather the thread tables (small, fixed-size records);
+ *   3. rank 0 creates the file at its final size and broadcasts whether it
+ *      could, so no rank streams data into a failed write;
+ *   4. rank 0 writes its own rows, then for each rank r in order sends r a
+ *      "go" and receives r's row headers and its events in chunks of at most
+ *      CHUNK_EVENTS calls. Rank 0 never holds more than one chunk of another
+ *      rank's events: memory is bounded whatever the job size;
+ *   5. rank 0 publishes (or aborts) and broadcasts the final status.
+ * If the writer fails half-way, rank 0 keeps receiving and discarding, so
+ * the protocol always completes and no rank hangs.
+ *
+ * MPI_Finalize before sp_finalize: an attribute on MPI_COMM_SELF has a
+ * delete callback, which MPI runs at the very start of MPI_Finalize while
+ * MPI is still fully usable (MPI standard, "Allowing User Functions at
+ * Process Termination"); it runs the profiler's finalize there.
+ */
+#include "../job.h"
+
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../alloc.h"
+#include "../h5_writer.h"
+#include "../registry.h"
+
+#define CHUNK_EVENTS 65536
+#define WIRE_COLUMNS 5 /* starts, durations, call ids, parent ids, thread ids */
+enum { TAG_GO = 7101, TAG_ROWS = 7102, TAG_EVENTS = 7103 };
+
+static MPI_Comm job_comm = MPI_COMM_NULL;
+static int job_rank = 0;
+static int job_size = 1;
+static int64_t node_count = 1;
+static int finalize_keyval = MPI_KEYVAL_INVALID;
+static void (*finalize_hook)(void) = NULL;
+static int inside_mpi_finalize = 0;
+
+typedef struct wire_counts {
+    uint64_t rows;
+    uint64_t events;
+    uint64_t name_bytes;
+    uint64_t threads;
+    uint64_t event_columns;
+} wire_counts;
+
+typedef struct wire_row {
+    uint32_t region;          /* the sender's local region id */
+    uint32_t reserved;
+    uint64_t count;
+    int64_t exclusive_total;
+    int64_t source_line;
+    spi_stats stats;
+} wire_row;
+
+typedef struct wire_thread {
+    uint32_t rank;
+    int8_t daemon;
+    int8_t reserved[3];
+    int64_t index;
+    int64_t ident;
+    int64_t native_id;
+    int64_t start_ns;
+    int64_t end_ns;
+    int64_t cpu_ns;
+    char name[64];
+} wire_thread;
+
+static int mpi_fail(spi_error *err, int code, const char *what) {
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", code);
+    return spi_error_set(err, SP_ERR_MPI, "MPI error while %s: %s", what, text);
+}
+
+static int on_self_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)comm;
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    if (finalize_hook) {
+        inside_mpi_finalize = 1;
+        finalize_hook(); /* ends in spi_job_stop, which must not delete us again */
+        inside_mpi_finalize = 0;
+    }
+    return MPI_SUCCESS;
+}
+
+static int compare_names(const void *a, const void *b) {
+    return strcmp((const char *)a, (const char *)b);
+}
+
+/* Distinct processor names over the communicator (collective). */
+static int count_nodes(spi_error *err) {
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int len = 0;
+    memset(host, 0, sizeof host);
+    MPI_Get_processor_name(host, &len);
+    char *all = spi_calloc((size_t)job_size, MPI_MAX_PROCESSOR_NAME);
+    if (!all) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory counting nodes");
+    int rc = MPI_Allgather(host, MPI_MAX_PROCESSOR_NAME, MPI_CHAR, all, MPI_MAX_PROCESSOR_NAME,
+                           MPI_CHAR, job_comm);
+    if (rc != MPI_SUCCESS) {
+        spi_free(all);
+        return mpi_fail(err, rc, "gathering host names");
+    }
+    qsort(all, (size_t)job_size, MPI_MAX_PROCESSOR_NAME, compare_names);
+    node_count = job_size > 0 ? 1 : 0;
+    for (int r = 1; r < job_size; r++)
+        node_count += strcmp(all + (size_t)r * MPI_MAX_PROCESSOR_NAME,
+                             all + (size_t)(r - 1) * MPI_MAX_PROCESSOR_NAME) != 0;
+    spi_free(all);
+    return SP_OK;
+}
+
+int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error *err) {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    job_rank = 0;
+    job_size = 1;
+    node_count = 1;
+    if (!initialized || finalized) {
+        if (mpi_comm)
+            return spi_error_set(err, SP_ERR_MPI,
+                                 "a communicator was given but MPI is not initialised");
+        return SP_OK; /* a serial run of an MPI build */
+    }
+    MPI_Comm base = mpi_comm ? *(const MPI_Comm *)mpi_comm : MPI_COMM_WORLD;
+    int rc = MPI_Comm_dup(base, &job_comm);
+    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "duplicating the communicator");
+    MPI_Comm_set_errhandler(job_comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(job_comm, &job_rank);
+    MPI_Comm_size(job_comm, &job_size);
+    int status = count_nodes(err);
+    if (status == SP_OK) {
+        rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_self_delete, &finalize_keyval, NULL);
+        if (rc == MPI_SUCCESS) rc = MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
+        if (rc != MPI_SUCCESS) status = mpi_fail(err, rc, "installing the MPI_Finalize hook");
+    }
+    finalize_hook = on_mpi_finalize;
+    if (status != SP_OK) spi_job_stop();
+    return status;
+}
+
+uint32_t spi_job_rank(void) { return (uint32_t)job_rank; }
+uint32_t spi_job_size(void) { return (uint32_t)job_size; }
+int64_t spi_job_node_count(void) { return node_count; }
+
+void spi_job_stop(void) {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalize_keyval != MPI_KEYVAL_INVALID && !finalized) {
+        /* Inside MPI_Finalize the attribute is being deleted by MPI itself. */
+        finalize_hook = NULL;
+        if (!inside_mpi_finalize) MPI_Comm_delete_attr(MPI_COMM_SELF, finalize_keyval);
+        MPI_Comm_free_keyval(&finalize_keyval);
+    }
+    finalize_keyval = MPI_KEYVAL_INVALID;
+    finalize_hook = NULL;
+    if (job_comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&job_comm);
+    job_comm = MPI_COMM_NULL;
+    job_rank = 0;
+    job_size = 1;
+    node_count = 1;
+}
+
+/* ---- root: region table union ---------------------------------------------- */
+
+typedef struct name_union {
+    char **names;             /* borrowed from the gathered buffer */
+    size_t count;
+    size_t *slots;            /* open addressing: index + 1, 0 = empty */
+    size_t capacity;
+} name_union;
+
+/* Index of `name` in the union, adding it if new (-1 on OOM). */
+static long union_add(name_union *u, char *name) {
+    size_t len = strlen(name), mask = u->capacity - 1;
+    size_t i = spi_name_hash(name, len) & mask;
+    for (; u->slots[i]; i = (i + 1) & mask)
+        if (strcmp(u->names[u->slots[i] - 1], name) == 0) return (long)(u->slots[i] - 1);
+    u->names[u->count] = name;
+    u->slots[i] = ++u->count;
+    return (long)(u->count - 1);
+}
+
+/* ---- sending (ranks > 0) ------------------------------------------------------- */
+
+static void pack_chunk(int64_t *buffer, const spi_row *row, uint64_t first, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint64_t k = first + i;
+        buffer[i] = row->starts[k];
+        buffer[n + i] = row->durations[k];
+        buffer[2 * n + i] = row->call_ids ? row->call_ids[k] : -1;
+        buffer[3 * n + i] = row->parent_ids ? row->parent_ids[k] : -1;
+        buffer[4 * n + i] = row->thread_ids ? row->thread_ids[k] : -1;
+    }
+}
+
+static int send_rows(const spi_profile *local, int64_t *buffer, spi_error *err) {
+    int go = 0;
+    int rc = MPI_Recv(&go, 1, MPI_INT, 0, TAG_GO, job_comm, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "waiting for rank 0");
+    wire_row *rows = spi_calloc(local->row_count ? local->row_count : 1, sizeof *rows);
+    if (!rows) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory sending rows");
+    for (size_t r = 0; r < local->row_count; r++) {
+        const spi_row *row = &local->rows[r];
+        rows[r] = (wire_row){.region = row->region, .count = row->count,
+                             .exclusive_total = row->exclusive_total,
+                             .source_line = row->source_line, .stats = row->stats};
+    }
+    rc = MPI_Send(rows, (int)(local->row_count * sizeof *rows), MPI_BYTE, 0, TAG_ROWS, job_comm);
+    spi_free(rows);
+    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "sending row headers");
+    for (size_t r = 0; r < local->row_count; r++) {
+        const spi_row *row = &local->rows[r];
+        for (uint64_t first = 0; first < row->count; first += CHUNK_EVENTS) {
+            size_t n = row->count - first < CHUNK_EVENTS ? (size_t)(row->count - first) : CHUNK_EVENTS;
+            pack_chunk(buffer, row, first, n);
+            rc = MPI_Send(buffer, (int)(n * WIRE_COLUMNS), MPI_INT64_T, 0, TAG_EVENTS, job_comm);
+            if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "sending events");
+        }
+    }
+    return SP_OK;
+}
+
+/* ---- receiving (rank 0) ---------------------------------------------------------- */
+
+/* Stream one row's events (local rows on rank 0, or received) into the
+ * writer; `writing` false drains without writing after an earlier error. */
+static int write_chunk(spi_writer *w, const int64_t *buffer, size_t n, int with_threads,
+                       spi_error *err) {
+    spi_event_chunk chunk = {.count = n, .starts = buffer, .durations = buffer + n};
+    chunk.columns[SPI_EV_CALL_IDS] = buffer + 2 * n;
+    chunk.columns[SPI_EV_PARENT_IDS] = buffer + 3 * n;
+    chunk.columns[SPI_EV_THREAD_IDS] = with_threads ? buffer + 4 * n : NULL;
+    return spi_writer_append_events(w, &chunk, err);
+}
+
+static int receive_rank(spi_writer *w, int status, int rank, const wire_counts *counts,
+                        const long *region_map, int64_t *buffer, spi_error *err) {
+    int go = 1;
+    int rc = MPI_Send(&go, 1, MPI_INT, rank, TAG_GO, job_comm);
+    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "signalling a rank");
+    wire_row *rows = spi_calloc(counts->rows ? counts->rows : 1, sizeof *rows);
+    if (!rows) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory receiving rows");
+    rc = MPI_Recv(rows, (int)(counts->rows * sizeof *rows), MPI_BYTE, rank, TAG_ROWS, job_comm,
+                  MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) status = mpi_fail(err, rc, "receiving row headers");
+    int with_threads = (counts->event_columns & SPI_EV_BIT(SPI_EV_THREAD_IDS)) != 0;
+    for (uint64_t r = 0; r < counts->rows && rc == MPI_SUCCESS; r++) {
+        spi_row_header header = {.region = (uint32_t)region_map[rows[r].region],
+                                 .rank = (uint32_t)rank,
+                                 .exclusive_total = rows[r].exclusive_total,
+                                 .source_line = rows[r].source_line, .stats = rows[r].stats};
+        if (status == SP_OK) status = spi_writer_begin_row(w, &header, err);
+        for (uint64_t first = 0; first < rows[r].count && rc == MPI_SUCCESS; first += CHUNK_EVENTS) {
+            size_t n = rows[r].count - first < CHUNK_EVENTS ? (size_t)(rows[r].count - first)
+                                                            : CHUNK_EVENTS;
+            rc = MPI_Recv(buffer, (int)(n * WIRE_COLUMNS), MPI_INT64_T, rank, TAG_EVENTS,
+                          job_comm, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) status = mpi_fail(err, rc, "receiving events");
+            else if (status == SP_OK) status = write_chunk(w, buffer, n, with_threads, err);
+        }
+        if (status == SP_OK) status = spi_writer_end_row(w, err);
+    }
+    spi_free(rows);
+    return rc == MPI_SUCCESS ? status : (status == SP_OK ? SP_ERR_MPI : status);
+}
+
+static int write_local_rows(spi_writer *w, const spi_profile *local, const long *region_map,
+                            int64_t *buffer, int with_threads, spi_error *err) {
+    int status = SP_OK;
+    for (size_t r = 0; r < local->row_count && status == SP_OK; r++) {
+        const spi_row *row = &local->rows[r];
+        spi_row_header header = {.region = (uint32_t)region_map[row->region], .rank = 0,
+                                 .exclusive_total = row->exclusive_total,
+                                 .source_line = row->source_line, .stats = row->stats};
+        status = spi_writer_begin_row(w, &header, err);
+        for (uint64_t first = 0; first < row->count && status == SP_OK; first += CHUNK_EVENTS) {
+            size_t n = row->count - first < CHUNK_EVENTS ? (size_t)(row->count - first) : CHUNK_EVENTS;
+            pack_chunk(buffer, row, first, n);
+            status = write_chunk(w, buffer, n, with_threads, err);
+        }
+        if (status == SP_OK) status = spi_writer_end_row(w, err);
+    }
+    return status;
+}
+
+/* ---- gathering --------------------------------------------------------------------- */
+
+static char *pack_names(const spi_profile *local, uint64_t *bytes) {
+    *bytes = 0;
+    for (size_t i = 0; i < local->name_count; i++) *bytes += strlen(local->names[i]) + 1;
+    char *packed = spi_malloc(*bytes ? *bytes : 1);
+    if (!packed) return NULL;
+    char *cursor = packed;
+    for (size_t i = 0; i < local->name_count; i++) {
+        size_t len = strlen(local->names[i]) + 1;
+        memcpy(cursor, local->names[i], len);
+        cursor += len;
+    }
+    return packed;
+}
+
+static wire_thread *pack_threads(const spi_profile *local) {
+    wire_thread *threads = spi_calloc(local->thread_count ? local->thread_count : 1, sizeof *threads);
+    if (!threads) return NULL;
+    for (size_t i = 0; i < local->thread_count; i++) {
+        const spi_thread_row *t = &local->threads[i];
+        threads[i] = (wire_thread){.rank = (uint32_t)job_rank, .daemon = t->daemon,
+                                   .index = t->index, .ident = t->ident,
+                                   .native_id = t->native_id, .start_ns = t->start_ns,
+                                   .end_ns = t->end_ns, .cpu_ns = t->cpu_ns};
+        snprintf(threads[i].name, sizeof threads[i].name, "%s", t->name ? t->name : "");
+    }
+    return threads;
+}
+
+/* Counts and displacements (in bytes) for a Gatherv, checked against the
+ * int limit of the MPI-3 interface. */
+static int byte_layout(const wire_counts *counts, size_t field, size_t unit, int *sizes,
+                       int *displs, uint64_t *total) {
+    *total = 0;
+    for (int r = 0; r < job_size; r++) {
+        const uint64_t *value = (const uint64_t *)((const char *)&counts[r] + field);
+        uint64_t bytes = *value * unit;
+        if (bytes > (uint64_t)INT32_MAX || *total > (uint64_t)INT32_MAX) return SP_ERR_UNSUPPORTED;
+        sizes[r] = (int)bytes;
+        displs[r] = (int)*total;
+        *total += bytes;
+    }
+    return *total > (uint64_t)INT32_MAX ? SP_ERR_UNSUPPORTED : SP_OK;
+}
+
+int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *totals,
+                  spi_error *err) {
+    *totals = (spi_job_totals){0};
+    if (job_comm == MPI_COMM_NULL) {
+        *totals = (spi_job_totals){.ranks = 1, .rows = local->row_count,
+                                   .events = local->event_count, .regions = local->name_count};
+        return spi_profile_write(local, path, err);
+    }
+    int root = job_rank == 0;
+    wire_counts mine = {.rows = local->row_count, .events = local->event_count,
+                        .threads = local->thread_count, .event_columns = local->event_columns};
+    char *names = pack_names(local, &mine.name_bytes);
+    wire_thread *threads = pack_threads(local);
+    int64_t *buffer = spi_malloc(sizeof(int64_t) * CHUNK_EVENTS * WIRE_COLUMNS);
+    wire_counts *counts = root ? spi_calloc((size_t)job_size, sizeof *counts) : NULL;
+    int *sizes = root ? spi_calloc((size_t)job_size, sizeof(int)) : NULL;
+    int *displs = root ? spi_calloc((size_t)job_size, sizeof(int)) : NULL;
+    char *all_names = NULL;
+    wire_thread *all_threads = NULL;
+    long *region_maps = NULL; /* per rank: offset into region_map_of */
+    long *region_map = NULL;
+    name_union u = {0};
+    spi_writer *w = NULL;
+    int status = names && threads && buffer && (!root || (counts && sizes && displs))
+                     ? SP_OK
+                     : SP_ERR_OUT_OF_MEMORY;
+    /* Every rank takes part in every collective below, whatever its local
+     * status, so that a failure on one rank cannot hang the others. */
+    int rc = MPI_Gather(&mine, sizeof mine, MPI_BYTE, counts, sizeof mine, MPI_BYTE, 0, job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering counts");
+
+    uint64_t name_total = 0, thread_total = 0, rows_total = 0, events_total = 0;
+    unsigned columns = 0;
+    if (root && status == SP_OK) {
+        status = byte_layout(counts, offsetof(wire_counts, name_bytes), 1, sizes, displs, &name_total);
+        all_names = spi_malloc(name_total ? name_total : 1);
+        if (!all_names) status = SP_ERR_OUT_OF_MEMORY;
+    }
+    rc = MPI_Gatherv(names, (int)mine.name_bytes, MPI_CHAR, all_names, sizes, displs, MPI_CHAR, 0,
+                     job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering region names");
+    if (root && status == SP_OK) {
+        status = byte_layout(counts, offsetof(wire_counts, threads), sizeof(wire_thread), sizes,
+                             displs, &thread_total);
+        all_threads = spi_malloc(thread_total ? thread_total : 1);
+        if (!all_threads) status = SP_ERR_OUT_OF_MEMORY;
+    }
+    rc = MPI_Gatherv(threads, (int)(mine.threads * sizeof(wire_thread)), MPI_BYTE, all_threads,
+                     sizes, displs, MPI_BYTE, 0, job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering thread tables");
+
+    if (root && status == SP_OK) {
+        /* Union of region names, first seen by rank; map each rank's ids. */
+        uint64_t local_names = 0;
+        for (int r = 0; r < job_size; r++) {
+            rows_total += counts[r].rows;
+            events_total += counts[r].events;
+            columns |= (unsigned)counts[r].event_columns;
+        }
+        for (uint64_t b = 0; b < name_total; b++) local_names += all_names[b] == '\0';
+        u.capacity = 64;
+        while (u.capacity < local_names * 2 + 2) u.capacity *= 2;
+        u.names = spi_calloc((size_t)local_names + 1, sizeof *u.names);
+        u.slots = spi_calloc(u.capacity, sizeof *u.slots);
+        region_map = spi_calloc((size_t)local_names + 1, sizeof *region_map);
+        region_maps = spi_calloc((size_t)job_size + 1, sizeof *region_maps);
+        if (!u.names || !u.slots || !region_map || !region_maps) status = SP_ERR_OUT_OF_MEMORY;
+        /* displs now describe the thread gather: walk the names by count. */
+        char *cursor = all_names;
+        long mapped = 0;
+        for (int r = 0; r < job_size && status == SP_OK; r++) {
+            region_maps[r] = mapped;
+            char *end = cursor + counts[r].name_bytes;
+            for (; cursor < end; cursor += strlen(cursor) + 1)
+                region_map[mapped++] = union_add(&u, cursor);
+        }
+    }
+    if (root && status == SP_OK) {
+        spi_writer_layout layout = {.row_count = rows_total, .event_count = events_total,
+                                    .region_count = u.count,
+                                    .thread_count = thread_total / sizeof(wire_thread),
+                                    .event_columns = columns};
+        status = spi_writer_create(&w, path, &layout, err);
+        if (status == SP_OK) status = spi_writer_write_metadata(w, &local->metadata, err);
+        if (status == SP_OK)
+            status = spi_writer_write_region_names(w, (const char *const *)u.names, u.count, err);
+        size_t thread_count = (size_t)(thread_total / sizeof(wire_thread));
+        spi_thread_row *thread_rows = spi_calloc(thread_count ? thread_count : 1, sizeof *thread_rows);
+        if (!thread_rows && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
+        for (size_t i = 0; thread_rows && i < thread_count; i++) {
+            const wire_thread *t = &all_threads[i];
+            thread_rows[i] = (spi_thread_row){t->rank, t->index, t->ident, t->native_id, t->daemon,
+                                              t->start_ns, t->end_ns, t->cpu_ns, (char *)t->name};
+        }
+        if (status == SP_OK) status = spi_writer_write_threads(w, thread_rows, thread_count, err);
+        spi_free(thread_rows);
+    }
+    /* Tell every rank whether rank 0 can take its data. */
+    int ready = status;
+    rc = MPI_Bcast(&ready, 1, MPI_INT, 0, job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "starting the write");
+    if (ready == SP_OK && status == SP_OK) {
+        if (root) {
+            int with_threads = (columns & SPI_EV_BIT(SPI_EV_THREAD_IDS)) != 0;
+            status = write_local_rows(w, local, region_map + region_maps[0], buffer, with_threads, err);
+            for (int r = 1; r < job_size; r++) {
+                int received = receive_rank(w, status, r, &counts[r], region_map + region_maps[r],
+                                            buffer, err);
+                if (status == SP_OK) status = received;
+            }
+            if (status == SP_OK) status = spi_writer_publish(w, err);
+            else spi_writer_abort(w);
+            w = NULL;
+            totals->ranks = (uint32_t)job_size;
+            totals->rows = rows_total;
+            totals->events = events_total;
+            totals->regions = u.count;
+        } else {
+            status = send_rows(local, buffer, err);
+        }
+    } else if (root) {
+        spi_writer_abort(w);
+        w = NULL;
+    }
+    int final_status = status;
+    rc = MPI_Bcast(&final_status, 1, MPI_INT, 0, job_comm);
+    if (!root && status == SP_OK && final_status != SP_OK)
+        status = spi_error_set(err, final_status, "rank 0 could not write %s (see its message)", path);
+    if (!root && ready != SP_OK && status == SP_OK)
+        status = spi_error_set(err, ready, "rank 0 could not create %s (see its message)", path);
+
+    spi_free(names);
+    spi_free(threads);
+    spi_free(buffer);
+    spi_free(counts);
+    spi_free(sizes);
+    spi_free(displs);
+    spi_free(all_names);
+    spi_free(all_threads);
+    spi_free(region_maps);
+    spi_free(region_map);
+    spi_free(u.names);
+    spi_free(u.slots);
+    if (status == SP_ERR_OUT_OF_MEMORY && err && err->status == SP_OK)
+        spi_error_set(err, status, "%s: out of memory while writing the job's profile", path);
+    return status;
+}

@@ -1,0 +1,28 @@
+/*
+ * job_serial.c - the job back end of a build without MPI: one process,
+ * rank 0 of 1, written straight through the writer.
+ */
+#include "../job.h"
+
+#include "../h5_writer.h"
+
+int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error *err) {
+    (void)on_mpi_finalize;
+    if (mpi_comm)
+        return spi_error_set(err, SP_ERR_UNSUPPORTED,
+                             "this libscopeprofiler was built without MPI");
+    return SP_OK;
+}
+
+uint32_t spi_job_rank(void) { return 0; }
+uint32_t spi_job_size(void) { return 1; }
+int64_t spi_job_node_count(void) { return 1; }
+
+int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *totals,
+                  spi_error *err) {
+    *totals = (spi_job_totals){.ranks = 1, .rows = local->row_count,
+                               .events = local->event_count, .regions = local->name_count};
+    return spi_profile_write(local, path, err);
+}
+
+void spi_job_stop(void) {}

@@ -1,0 +1,117 @@
+#!/usr/bin/python3
+"""Run mpi_record under mpirun and check the ONE file it writes with h5py.
+
+Expectations follow from mpi_record.c's recording plan (rank r records
+"common"/"inner" r+1 times and "rank.r" r+1 times; rank 1 records nothing
+when there are >= 3 ranks; only rank 3 records "rank3.only"), and from
+FORMAT.md: one row per (rank, region), region table = union of names in
+first-seen order by rank, metadata mpi_size/num_nodes/total_cores.
+"""
+import argparse
+import os
+import shutil
+import socket
+import subprocess
+import sys
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as exc:
+    print(f"skipped: {exc}")
+    sys.exit(77)
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--mpiexec", required=True)
+ap.add_argument("--ranks", type=int, required=True)
+ap.add_argument("--mode", required=True)
+ap.add_argument("--program", required=True)
+ap.add_argument("--workdir", required=True)
+args = ap.parse_args()
+
+shutil.rmtree(args.workdir, ignore_errors=True)
+os.makedirs(args.workdir)
+out = os.path.join(args.workdir, "job.h5")
+env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
+env.pop("SCOPE_PROFILER_QUIET", None)
+# Open MPI keeps allocations from MPI_Init alive past exit by design; under
+# AddressSanitizer those would fail the run as leaks that are not ours.
+env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
+cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.ranks), args.program, out, args.mode]
+run = subprocess.run(cmd, cwd=args.workdir, env=env, capture_output=True, text=True, timeout=150)
+print(run.stdout)
+print(run.stderr, file=sys.stderr)
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"FAIL: {what}")
+
+
+check(run.returncode == 0, f"mpirun exit code {run.returncode}")
+reports = [l for l in run.stdout.splitlines() if l.startswith("scope-profiler: wrote")]
+check(len(reports) == 1, f"exactly one report (rank 0 only), got {len(reports)}")
+check(os.path.exists(out), "the job's file exists")
+check(sorted(os.listdir(args.workdir)) == ["job.h5"], f"no stray files: {os.listdir(args.workdir)}")
+if failures:
+    sys.exit(1)
+
+n = args.ranks
+expected = {}  # (rank, region) -> calls, in write order
+order = []
+for r in range(n):
+    if r == 1 and n >= 3:
+        continue
+    for name, calls in [("common", r + 1), ("inner", r + 1), (f"rank.{r}", r + 1)]:
+        expected[(r, name)] = calls
+    if r == 3:
+        expected[(r, "rank3.only")] = 1
+for (r, name) in expected:
+    if name not in order:
+        order.append(name)
+
+with h5py.File(out, "r") as f:
+    names = [x.decode() for x in f["region_table/names"][:]]
+    check(names == order, f"region table {names} == first-seen order {order}")
+    idx = f["rank_region_index"]
+    rows = [(int(idx["ranks"][i]), names[idx["region_ids"][i]], int(idx["event_counts"][i]))
+            for i in range(len(idx["ranks"]))]
+    got = {(r, name): calls for r, name, calls in rows}
+    check(len(rows) == len(got), "one row per (rank, region)")
+    check(got == expected, f"rows {got} == {expected}")
+    check([r for r, _, _ in rows] == sorted(r for r, _, _ in rows), "rows rank by rank")
+    meta = dict(f["metadata"].attrs)
+    check(meta.get("mpi_size") == n, f"mpi_size {meta.get('mpi_size')} == {n}")
+    check(meta.get("num_nodes") == 1, f"num_nodes {meta.get('num_nodes')} == 1 (one host)")
+    check(meta.get("total_cores") == n * meta.get("omp_num_threads", 1), "total_cores")
+    check(meta.get("label") == "mpi-test", "label")
+    ev = f["events"]
+    offsets, counts = idx["event_offsets"][:], idx["event_counts"][:]
+    check(int(counts.sum()) == len(ev["durations"]), "event counts add up")
+    check(all(offsets[i] + counts[i] == offsets[i + 1] for i in range(len(offsets) - 1)),
+          "contiguous slices")
+    # per rank: ids unique, "inner" calls are children of "common" calls
+    call_ids, parent_ids = ev["call_ids"][:], ev["parent_ids"][:]
+    deltas, durations = ev["start_deltas"][:], ev["durations"][:]
+    for r in range(n):
+        sel = [i for i in range(len(rows)) if rows[i][0] == r]
+        ids = {}
+        for i in sel:
+            sl = slice(int(offsets[i]), int(offsets[i] + counts[i]))
+            starts = np.cumsum(deltas[sl])
+            for k, cid in enumerate(call_ids[sl]):
+                check(int(cid) not in ids, f"rank {r}: call id {cid} unique")
+                ids[int(cid)] = (rows[i][1], starts[k], starts[k] + durations[sl][k], int(parent_ids[sl][k]))
+        for cid, (name, s, e, parent) in ids.items():
+            if name == "inner":
+                check(parent in ids and ids[parent][0] == "common", f"rank {r}: inner's parent is common")
+                if parent in ids:
+                    check(ids[parent][1] <= s and e <= ids[parent][2], "parent encloses child")
+            else:
+                check(parent == -1, f"rank {r}: {name} is a root")
+
+print(f"{len(failures)} failed" if failures else "mpi: all checks passed")
+sys.exit(1 if failures else 0)
