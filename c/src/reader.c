@@ -10,6 +10,7 @@
 #include "reader.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -59,10 +60,9 @@ int spi_profile_read(spi_profile *out, const char *path, unsigned flags, spi_err
                      : spi_read_h5(out, path, flags, err);
     if (status == SP_OK) {
         out->summary_only = (flags & SPI_READ_SUMMARY_ONLY) != 0;
-        if (!out->summary_only) spi_profile_compute_stats(out);
-    } else {
-        spi_profile_free(out);
+        if (!out->summary_only) status = spi_profile_compute_stats(out, path, err);
     }
+    if (status != SP_OK) spi_profile_free(out);
     return status;
 }
 
@@ -103,13 +103,42 @@ spi_row *spi_profile_append_row(spi_profile *profile) {
     return row;
 }
 
-void spi_profile_compute_stats(spi_profile *profile) {
+static bool add_overflows(int64_t a, int64_t b) {
+    return (b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b);
+}
+
+int spi_profile_compute_stats(spi_profile *profile, const char *path, spi_error *err) {
     profile->event_count = 0;
     for (size_t i = 0; i < profile->row_count; i++) {
         spi_row *row = &profile->rows[i];
+        if (row->aggregate || row->count == 0 || !row->starts || !row->durations) continue;
+        /* The statistics sum in int64; values that overflow can only come
+         * from damage, and must be refused before they reach the sums. */
+        int64_t total = 0, gpu_total = 0;
+        for (uint64_t k = 0; k < row->count; k++) {
+            int64_t d = row->durations[k];
+            int64_t g = row->gpu_durations ? row->gpu_durations[k] : 0;
+            if (add_overflows(row->starts[k], d) || add_overflows(total, d) ||
+                (g > 0 && add_overflows(gpu_total, g)))
+                return spi_error_set(err, SP_ERR_CORRUPT,
+                                     "%s: region %s on rank %u has timestamps out of range. "
+                                     "The file is damaged.",
+                                     path,
+                                     row->region < profile->name_count
+                                         ? profile->names[row->region]
+                                         : "?",
+                                     row->rank);
+            total += d;
+            if (g > 0) gpu_total += g;
+        }
+    }
+    for (size_t i = 0; i < profile->row_count; i++) {
+        spi_row *row = &profile->rows[i];
         if (row->aggregate) continue;
+        if (row->count > 0 && (!row->starts || !row->durations)) continue;
         spi_stats_compute(&row->stats, row->starts, row->durations, row->gpu_durations,
                           row->count);
         profile->event_count += row->count;
     }
+    return SP_OK;
 }

@@ -44,7 +44,9 @@ int spi_profile_intern_name(spi_profile *profile, const char *name, uint32_t *id
  * of memory. The pointer is valid until the next append. */
 spi_row *spi_profile_append_row(spi_profile *profile);
 
-/* Set every full-read row's stats from its events and event_count. */
-void spi_profile_compute_stats(spi_profile *profile);
+/* Check that every call's end (start + duration) and every row's total fit
+ * in int64 (SP_ERR_CORRUPT naming path otherwise: no real clock gets
+ * there), then set every full-read row's stats and event_count. */
+int spi_profile_compute_stats(spi_profile *profile, const char *path, spi_error *err);
 
 #endif /* SPI_READER_H */

@@ -679,6 +679,7 @@ static int read_file(spi_profile *out, const char *path, unsigned flags, spi_err
                              path, cause[0] ? cause : "not an HDF5 file");
     }
     spi_h5r h = {.file = file, .path = path, .err = err};
+    if (H5Fget_filesize(file, &h.file_bytes) < 0) h.file_bytes = 0;
     int version = 0;
     int status = read_schema_version(&h, &version);
     if (status == SP_OK) {

@@ -34,7 +34,9 @@ static int read_meta_attr(const spi_h5r *h, hid_t group, const char *key, spi_me
     hssize_t elements = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
     int ndims = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
     int status = SP_OK;
-    if (type < 0 || elements < 0 || ndims < 0) {
+    if (type < 0 || elements < 0 || ndims < 0 ||
+        (h->file_bytes > 0 &&
+         (hsize_t)elements / SPI_H5R_MAX_ELEMENTS_PER_BYTE > h->file_bytes)) {
         status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: cannot read metadata attribute %s",
                                h->path, key);
         goto done;

@@ -90,6 +90,14 @@ int spi_h5r_open_column(const spi_h5r *h, hid_t loc, const char *name, hid_t *ds
         return spi_error_set(h->err, SP_ERR_CORRUPT, "%s: dataset %s must be one-dimensional",
                              h->path, name);
     }
+    if (h->file_bytes > 0 && dims[0] / SPI_H5R_MAX_ELEMENTS_PER_BYTE > h->file_bytes) {
+        H5Dclose(d);
+        return spi_error_set(h->err, SP_ERR_CORRUPT,
+                             "%s: dataset %s claims %llu elements, more than a file of %llu "
+                             "bytes can hold. The file is truncated or damaged.",
+                             h->path, name, (unsigned long long)dims[0],
+                             (unsigned long long)h->file_bytes);
+    }
     *dset = d;
     *len = dims[0];
     return SP_OK;
@@ -321,7 +329,9 @@ static int open_attr(const spi_h5r *h, hid_t obj, const char *name, hid_t *attr,
     *elements = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
     *ndims = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
     if (space >= 0) H5Sclose(space);
-    if (a < 0 || *elements < 0 || *ndims < 0) {
+    if (a < 0 || *elements < 0 || *ndims < 0 ||
+        (h->file_bytes > 0 &&
+         (hsize_t)*elements / SPI_H5R_MAX_ELEMENTS_PER_BYTE > h->file_bytes)) {
         if (a >= 0) H5Aclose(a);
         return spi_error_set(h->err, SP_ERR_CORRUPT, "%s: cannot read attribute %s", h->path,
                              name);

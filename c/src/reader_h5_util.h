@@ -20,7 +20,15 @@ typedef struct spi_h5r {
     hid_t file;
     const char *path;
     spi_error *err;
+    /* Bytes of the file; bounds how many elements a dataset can honestly
+     * claim (0 = unknown, no bound). */
+    hsize_t file_bytes;
 } spi_h5r;
+
+/* Most elements per file byte a dataset may claim: gzip cannot compress
+ * better than about 1032:1, so more than this is a damaged header, and
+ * trusting it would mean allocating for data that is not there. */
+#define SPI_H5R_MAX_ELEMENTS_PER_BYTE 1100
 
 /* Length not known in advance: accept any length. */
 #define SPI_H5R_ANY_LENGTH ((hsize_t)-1)
