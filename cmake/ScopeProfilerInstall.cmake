@@ -100,6 +100,16 @@ function(_scope_profiler_link_flags out)
       if(deps)
         list(APPEND expanded ${deps})
       endif()
+      # Link options (e.g. MPI's -Wl,... or -pthread) are flags already.
+      get_target_property(opts "${item}" INTERFACE_LINK_OPTIONS)
+      foreach(opt IN LISTS opts)
+        if(opt MATCHES "^SHELL:(.*)$")
+          set(opt "${CMAKE_MATCH_1}")
+        endif()
+        if(opt AND NOT opt MATCHES "\\$<")
+          list(APPEND flags "${opt}")
+        endif()
+      endforeach()
       if(expanded)
         _scope_profiler_link_flags(sub ${expanded})
         separate_arguments(sub UNIX_COMMAND "${sub}")
@@ -144,6 +154,74 @@ function(_scope_profiler_link_flags out)
   set(${out} "${result}" PARENT_SCOPE)
 endfunction()
 
+# _scope_profiler_split_deps(<target> <public_out> <private_out>): the
+# direct link items of <target>, public (usage requirements) and private.
+function(_scope_profiler_split_deps target public_out private_out)
+  get_target_property(iface ${target} INTERFACE_LINK_LIBRARIES)
+  get_target_property(all ${target} LINK_LIBRARIES)
+  set(public "")
+  set(private "")
+  foreach(item IN LISTS iface)
+    if(item MATCHES "^\\$<LINK_ONLY:(.*)>$")
+      list(APPEND private "${CMAKE_MATCH_1}")
+    elseif(item)
+      list(APPEND public "${item}")
+    endif()
+  endforeach()
+  foreach(item IN LISTS all)
+    if(item AND NOT item IN_LIST public)
+      list(APPEND private "${item}")
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES private)
+  set(${public_out} "${public}" PARENT_SCOPE)
+  set(${private_out} "${private}" PARENT_SCOPE)
+endfunction()
+
+# _scope_profiler_compile_flags(<out> <target> <deps...>): Cflags that a
+# consumer of <target> needs beyond -I${includedir}: <target>'s public
+# compile definitions and the include directories, definitions and options
+# of its public imported dependencies. Generator expressions are dropped
+# (none of the current ones apply to an installed consumer).
+function(_scope_profiler_compile_flags out target)
+  set(flags "")
+  get_target_property(defs ${target} INTERFACE_COMPILE_DEFINITIONS)
+  foreach(def IN LISTS defs)
+    if(def AND NOT def MATCHES "\\$<")
+      list(APPEND flags "-D${def}")
+    endif()
+  endforeach()
+  foreach(dep IN LISTS ARGN)
+    if(NOT TARGET "${dep}")
+      continue()
+    endif()
+    get_target_property(dirs "${dep}" INTERFACE_INCLUDE_DIRECTORIES)
+    foreach(dir IN LISTS dirs)
+      if(dir AND NOT dir MATCHES "\\$<")
+        list(APPEND flags "-I${dir}")
+      endif()
+    endforeach()
+    get_target_property(defs "${dep}" INTERFACE_COMPILE_DEFINITIONS)
+    foreach(def IN LISTS defs)
+      if(def AND NOT def MATCHES "\\$<")
+        list(APPEND flags "-D${def}")
+      endif()
+    endforeach()
+    get_target_property(opts "${dep}" INTERFACE_COMPILE_OPTIONS)
+    foreach(opt IN LISTS opts)
+      if(opt MATCHES "^SHELL:(.*)$")
+        set(opt "${CMAKE_MATCH_1}")
+      endif()
+      if(opt AND NOT opt MATCHES "\\$<")
+        list(APPEND flags "${opt}")
+      endif()
+    endforeach()
+  endforeach()
+  list(REMOVE_DUPLICATES flags)
+  list(JOIN flags " " flags)
+  set(${out} "${flags}" PARENT_SCOPE)
+endfunction()
+
 function(_scope_profiler_install)
   set(export_targets scopeprofiler)
   set(built_components C)
@@ -155,16 +233,52 @@ function(_scope_profiler_install)
     list(APPEND export_targets scopeprofiler_fortran)
     list(APPEND built_components Fortran)
   endif()
-  if(TARGET scopeprofiler_mpi)
-    list(APPEND export_targets scopeprofiler_mpi)
-    list(APPEND built_components MPI)
-  endif()
-
   get_target_property(lib_type scopeprofiler TYPE)
   if(lib_type STREQUAL "STATIC_LIBRARY")
     set(static ON)
   else()
     set(static OFF)
+  endif()
+
+  # The C library's dependencies, split the way consumers see them: public
+  # ones (INTERFACE_LINK_LIBRARIES) reach every consumer; private ones only
+  # reach the link line of a static library ($<LINK_ONLY:...>).
+  _scope_profiler_split_deps(scopeprofiler public_deps private_deps)
+  set(consumer_deps ${public_deps})
+  if(static)
+    list(APPEND consumer_deps ${private_deps})
+  endif()
+  # Each imported target an installed target names must be re-created by
+  # the package config with find_dependency; only these are known. A new
+  # dependency must be added here and in ScopeProfilerConfig.cmake.in, or
+  # consumers would fail with "target not found" far from the cause.
+  set(SCOPE_PROFILER_CONFIG_NEEDS_THREADS OFF)
+  set(SCOPE_PROFILER_CONFIG_NEEDS_HDF5 OFF)
+  set(SCOPE_PROFILER_CONFIG_NEEDS_MPI OFF)
+  foreach(dep IN LISTS consumer_deps)
+    if(dep MATCHES "^Threads::")
+      set(SCOPE_PROFILER_CONFIG_NEEDS_THREADS ON)
+    elseif(dep MATCHES "^(hdf5|HDF5)::")
+      set(SCOPE_PROFILER_CONFIG_NEEDS_HDF5 ON)
+    elseif(dep MATCHES "^MPI::")
+      set(SCOPE_PROFILER_CONFIG_NEEDS_MPI ON)
+    elseif(dep MATCHES "::")
+      message(WARNING "scope-profiler packaging: the installed scopeprofiler needs "
+        "the imported target ${dep}, which ScopeProfilerConfig.cmake does not know "
+        "how to find; extend cmake/ScopeProfilerInstall.cmake and the config template.")
+    endif()
+  endforeach()
+
+  # MPI: its own target when one exists; otherwise the C library itself
+  # when it was built with MPI (the config then provides
+  # ScopeProfiler::scopeprofiler_mpi as an alias-like interface target).
+  set(SCOPE_PROFILER_CONFIG_MPI_IN_CORE OFF)
+  if(TARGET scopeprofiler_mpi)
+    list(APPEND export_targets scopeprofiler_mpi)
+    list(APPEND built_components MPI)
+  elseif(public_deps MATCHES "(^|;)MPI::")
+    set(SCOPE_PROFILER_CONFIG_MPI_IN_CORE ON)
+    list(APPEND built_components MPI)
   endif()
 
   # Installed shared libraries that link each other (the Fortran library
@@ -260,6 +374,11 @@ function(_scope_profiler_install)
     COMPONENT development)
 
   set(SCOPE_PROFILER_BUILT_COMPONENTS "${built_components}")
+  set(SCOPE_PROFILER_CONFIG_NEEDS_C_LANGUAGE OFF)
+  if(SCOPE_PROFILER_CONFIG_NEEDS_THREADS OR SCOPE_PROFILER_CONFIG_NEEDS_HDF5
+     OR SCOPE_PROFILER_CONFIG_NEEDS_MPI)
+    set(SCOPE_PROFILER_CONFIG_NEEDS_C_LANGUAGE ON)
+  endif()
   set(SCOPE_PROFILER_STATIC "${static}")
   set(SCOPE_PROFILER_CONFIG_FORTRAN_ID "${CMAKE_Fortran_COMPILER_ID}")
   set(SCOPE_PROFILER_CONFIG_FORTRAN_VERSION "${CMAKE_Fortran_COMPILER_VERSION}")
@@ -284,10 +403,14 @@ function(_scope_profiler_install)
   _scope_profiler_pc_prefix(PC_PREFIX)
   _scope_profiler_pc_dir(PC_LIBDIR "${CMAKE_INSTALL_LIBDIR}")
   _scope_profiler_pc_dir(PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
-  # Private dependencies, needed by `pkg-config --static` users of a static
-  # library. They are listed for a shared build too (harmless there, and
-  # `--static` keeps meaning "everything needed to link statically").
-  _scope_profiler_link_flags(PC_LIBS_PRIVATE hdf5::hdf5 Threads::Threads m)
+  # Public dependencies (e.g. MPI, whose header scope_profiler_mpi.h
+  # includes) go into Cflags and Libs; private ones into Libs.private, which
+  # `pkg-config --static` users of a static library need. They are listed
+  # for a shared build too (harmless there, and `--static` keeps meaning
+  # "everything needed to link statically").
+  _scope_profiler_compile_flags(PC_CFLAGS_PUBLIC scopeprofiler ${public_deps})
+  _scope_profiler_link_flags(PC_LIBS_PUBLIC ${public_deps})
+  _scope_profiler_link_flags(PC_LIBS_PRIVATE ${private_deps})
   set(PC_VERSION "${PROJECT_VERSION}")
 
   configure_file("${PROJECT_SOURCE_DIR}/cmake/scopeprofiler.pc.in"

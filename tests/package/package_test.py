@@ -276,22 +276,22 @@ def cmd_consumer(a):
     check_profile(profile, EXPECTED[kind])
 
 
-def cmd_missing_component(a):
-    built, _ = installed_facts(a.prefix, a.libdir)
-    absent = [c for c in ("MPI", "Fortran", "CXX") if c not in built]
-    if absent:
-        comp = absent[0]
-        reason = {"MPI": "MPI support was not built",
-                  "Fortran": "the Fortran module was not built",
-                  "CXX": "the C++ binding was not built"}[comp]
-    else:
-        # Everything was built: the unknown-name path shows the same message.
-        comp, reason = "NoSuchComponent", "unknown component"
-    source = os.path.join(CONSUMERS, "probe")
+REASONS = {"MPI": "MPI support was not built",
+           "Fortran": "the Fortran module was not built",
+           "CXX": "the C++ binding was not built"}
 
-    build = os.path.join(a.work, "required")
+
+def expect_missing(a, prefix, comp, reason, name):
+    """Requesting comp from the package at prefix must fail, naming comp and
+    the reason; requesting it as optional must succeed with _FOUND false."""
+    source = os.path.join(CONSUMERS, "probe")
+    args = dict(vars(a))
+    args["prefix"] = prefix
+    probe = argparse.Namespace(**args)
+
+    build = os.path.join(a.work, name, "required")
     fresh_dir(build)
-    rc, out = run(configure_args(a, source, build) + [f"-DPROBE_COMPONENTS={comp}"],
+    rc, out = run(configure_args(probe, source, build) + [f"-DPROBE_COMPONENTS={comp}"],
                   expect_ok=False)
     flat = " ".join(out.split())  # CMake wraps long messages
     if rc == 0:
@@ -302,15 +302,50 @@ def cmd_missing_component(a):
             raise Failure(f"the failure message does not contain {needle!r}")
     print(f"ok: requesting {comp} fails with a message naming it and why")
 
-    build = os.path.join(a.work, "optional")
+    build = os.path.join(a.work, name, "optional")
     fresh_dir(build)
-    rc, out = run(configure_args(a, source, build) + [f"-DPROBE_OPTIONAL={comp}"],
+    rc, out = run(configure_args(probe, source, build) + [f"-DPROBE_OPTIONAL={comp}"],
                   expect_ok=False)
     if rc != 0:
         raise Failure(f"an optional missing component {comp} failed the configuration")
     if f"probe: ScopeProfiler_{comp}_FOUND=FALSE" not in out:
         raise Failure(f"ScopeProfiler_{comp}_FOUND is not FALSE for a missing optional component")
     print(f"ok: optional {comp} is reported not found without failing")
+
+
+def cmd_missing_component(a):
+    built, _ = installed_facts(a.prefix, a.libdir)
+    source = os.path.join(CONSUMERS, "probe")
+
+    # Every built component can be requested, and comes with its target
+    # (the probe checks the targets).
+    build = os.path.join(a.work, "built")
+    fresh_dir(build)
+    run(configure_args(a, source, build) + ["-DPROBE_COMPONENTS=" + ";".join(built)])
+    print(f"ok: the built components {built} are found with their targets")
+
+    # A typo must not look like success.
+    expect_missing(a, a.prefix, "NoSuchComponent", "unknown component", "unknown")
+
+    absent = [c for c in ("MPI", "Fortran", "CXX") if c not in built]
+    if absent:
+        expect_missing(a, a.prefix, absent[0], REASONS[absent[0]], "absent")
+        return
+    # This build has every component. The not-built path is still checked,
+    # on a copy of the installed tree whose config declares only C built
+    # (the tree is relocatable, so the copy is a complete package).
+    fake = os.path.join(a.work, "c-only-prefix")
+    if os.path.lexists(fake):
+        shutil.rmtree(fake)
+    shutil.copytree(a.prefix, fake, symlinks=True)
+    config = os.path.join(cmake_dir(fake, a.libdir), "ScopeProfilerConfig.cmake")
+    text = open(config, encoding="utf-8").read()
+    text, n = re.subn(r'set\(ScopeProfiler_COMPONENTS_BUILT "[^"]*"\)',
+                      'set(ScopeProfiler_COMPONENTS_BUILT "C")', text)
+    if n != 1:
+        raise Failure(f"{config}: cannot rewrite ScopeProfiler_COMPONENTS_BUILT")
+    open(config, "w", encoding="utf-8").write(text)
+    expect_missing(a, fake, "MPI", REASONS["MPI"], "absent")
 
 
 def cmd_version(a):

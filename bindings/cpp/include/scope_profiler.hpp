@@ -67,7 +67,6 @@
 #ifndef SCOPE_PROFILER_HPP
 #define SCOPE_PROFILER_HPP
 
-#include <cstddef>
 #include <string>
 #if __cplusplus >= 201703L
 #include <string_view>
