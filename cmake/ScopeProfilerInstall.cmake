@@ -281,6 +281,34 @@ function(_scope_profiler_install)
     list(APPEND built_components MPI)
   endif()
 
+  # A library of this project that an exported target links (say, a static
+  # helper the core is split into) must be exported too, or generation
+  # fails with "requires target ... that is not in any export set". It is
+  # installed with the others; it only gets a ScopeProfiler:: name.
+  set(queue ${export_targets})
+  while(queue)
+    list(POP_FRONT queue target)
+    get_target_property(deps ${target} LINK_LIBRARIES)
+    foreach(dep IN LISTS deps)
+      if(dep MATCHES "^\\$<LINK_ONLY:(.*)>$")
+        set(dep "${CMAKE_MATCH_1}")
+      endif()
+      if(NOT TARGET "${dep}")
+        continue()
+      endif()
+      get_target_property(aliased "${dep}" ALIASED_TARGET)
+      if(aliased)
+        set(dep "${aliased}")
+      endif()
+      get_target_property(imported "${dep}" IMPORTED)
+      get_target_property(type "${dep}" TYPE)
+      if(NOT imported AND type MATCHES "_LIBRARY$" AND NOT dep IN_LIST export_targets)
+        list(APPEND export_targets "${dep}")
+        list(APPEND queue "${dep}")
+      endif()
+    endforeach()
+  endwhile()
+
   # Installed shared libraries that link each other (the Fortran library
   # needs the C one) must find their siblings on their own: the
   # executable's RUNPATH does not apply to indirect dependencies. $ORIGIN
@@ -293,9 +321,8 @@ function(_scope_profiler_install)
     endif()
   endforeach()
 
-  # Libraries and headers. The C++ header is listed as PUBLIC_HEADER of the
-  # INTERFACE target by bindings/CMakeLists.txt, but install(TARGETS) does
-  # not install those for INTERFACE libraries, so it is copied here.
+  # Libraries and headers (PUBLIC_HEADER of each target, the header-only
+  # C++ target included: CMake >= 3.19 installs those for INTERFACE ones).
   foreach(target IN LISTS export_targets)
     # The C and C++ targets carry their INSTALL_INTERFACE include directory
     # themselves; the Fortran module directory is chosen here, so it is
@@ -311,11 +338,6 @@ function(_scope_profiler_install)
       RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT runtime
       PUBLIC_HEADER DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" COMPONENT development
       ${includes})
-    get_target_property(type ${target} TYPE)
-    get_target_property(headers ${target} PUBLIC_HEADER)
-    if(type STREQUAL "INTERFACE_LIBRARY" AND headers)
-      install(FILES ${headers} DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}" COMPONENT development)
-    endif()
   endforeach()
 
   if(TARGET scopeprofiler_fortran)
@@ -432,4 +454,4 @@ function(_scope_profiler_install)
     COMPONENT development)
 endfunction()
 
-cmake_language(DEFER DIRECTORY "${PROJECT_SOURCE_DIR}" CALL _scope_profiler_install)
+cmake_language(DEFER CALL _scope_profiler_install)
