@@ -1,0 +1,210 @@
+/*
+ * scope_profiler_summary.h - region statistics and the summary table of an
+ * opened profile (libscopeprofiler).
+ *
+ * Overview
+ * --------
+ * On top of an sp_results (scope_profiler_results.h) this API gives the
+ * statistics of FORMAT.md section 7:
+ *   - sp_summary_region: one region pooled over all ranks or a selection
+ *     (every call weighs the same; without per-call data the per-rank
+ *     moments are combined exactly);
+ *   - sp_summary_region_rank: one region on one rank;
+ *   - sp_summary_percentile: any percentile (numpy "linear" method);
+ *   - sp_summary_print: the region summary table, a call tree pooled over
+ *     ranks by call path with "(own)" rows, as printed at the end of a run
+ *     and by scope-inspect.
+ *
+ * Typical call sequence:
+ *
+ *     sp_results *res;
+ *     if (sp_results_open("run.h5", 0, &res, msg, sizeof msg) != SP_OK) ...
+ *     for (size_t r = 0; r < sp_results_region_count(res); r++) {
+ *         sp_region_summary s;
+ *         sp_summary_region(res, r, NULL, 0, &s, msg, sizeof msg);
+ *         printf("%s %llu calls, %.6f s\n", sp_results_region_name(res, r),
+ *                (unsigned long long)s.calls, s.total_ns / 1e9);
+ *     }
+ *     sp_summary_print(res, stdout, NULL, msg, sizeof msg);
+ *     sp_results_close(res);
+ *
+ * Units: ns everywhere (int64 for sums and stored durations, double for
+ * derived values such as the mean, std and percentiles). Convert to seconds
+ * at the edge; the table prints seconds.
+ *
+ * Exclusive time = inclusive minus the direct children's durations. It
+ * comes from the file's stored totals when present, else from the stored
+ * call tree (call_ids/parent_ids) when every region of a rank has one, else
+ * from timestamp containment within each thread/task lane. Calls that do
+ * not nest give SP_ERR_NESTING with a message naming the regions; the rest
+ * of the statistics are still returned.
+ *
+ * Thread-safety: every function only reads the results object and uses no
+ * global state, so any number of threads may call them concurrently on the
+ * same object (sp_summary_print on distinct FILE streams). Do not close the
+ * results object meanwhile.
+ */
+#ifndef SCOPE_PROFILER_SUMMARY_H
+#define SCOPE_PROFILER_SUMMARY_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "scope_profiler.h"
+#include "scope_profiler_results.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bits of sp_region_summary.available: which groups of fields hold data.
+ * A field whose bit is clear is 0 (exclusive_ns: -1). */
+#define SP_STAT_MIN_MAX     0x01u  /**< min_ns, max_ns */
+#define SP_STAT_FIRST_LAST  0x02u  /**< first_ns, last_ns (not in aggregate files) */
+#define SP_STAT_STD         0x04u  /**< std_ns (not in aggregate files) */
+#define SP_STAT_PERCENTILES 0x08u  /**< p50/p95/p99 (needs per-call data) */
+#define SP_STAT_EXCLUSIVE   0x10u  /**< exclusive_ns */
+#define SP_STAT_GPU         0x20u  /**< gpu_total_ns, gpu_average_ns */
+#define SP_STAT_START_END   0x40u  /**< first_start_ns, last_end_ns */
+
+/**
+ * Statistics of one region (FORMAT.md 7.1-7.3). Fields are never reordered;
+ * new ones are only appended.
+ */
+typedef struct sp_region_summary {
+    uint64_t calls;            /**< number of calls */
+    uint32_t num_ranks;        /**< ranks that have a row of the region */
+    int64_t total_ns;          /**< sum of durations (= inclusive) */
+    int64_t exclusive_ns;      /**< total minus direct children; -1 unavailable */
+    double average_ns;         /**< total / calls */
+    int64_t min_ns;            /**< shortest call */
+    int64_t max_ns;            /**< longest call */
+    int64_t first_ns;          /**< duration of the chronologically first call */
+    int64_t last_ns;           /**< duration of the call that ended last */
+    double std_ns;             /**< population standard deviation */
+    double p50_ns;             /**< median (numpy "linear") */
+    double p95_ns;
+    double p99_ns;
+    double rank_imbalance;     /**< max/mean of the per-rank totals > 0; 0 with < 2 */
+    double rank_imbalance_pct; /**< (rank_imbalance - 1) * 100; 0 when imbalance is 0 */
+    int64_t first_start_ns;    /**< earliest start (absolute clock) */
+    int64_t last_end_ns;       /**< latest end */
+    int64_t gpu_total_ns;      /**< GPU time (see FORMAT.md 3.3 for the -1 quirk) */
+    double gpu_average_ns;
+    unsigned available;        /**< SP_STAT_* bits */
+} sp_region_summary;
+
+/**
+ * Statistics of region `region` (an index of the region table) pooled over
+ * the ranks in ranks[0..rank_count-1], or over every rank when ranks is
+ * NULL. Ranks without a row of the region contribute nothing.
+ *
+ * out:        filled on SP_OK and on SP_ERR_NESTING (then exclusive_ns is -1
+ *             and SP_STAT_EXCLUSIVE is clear); untouched on other errors.
+ * errbuf:     one-line message on error, "" on success; may be NULL.
+ * Returns:
+ *   SP_OK
+ *   SP_ERR_INVALID_ARGUMENT  results or out NULL, region out of range,
+ *                            rank_count > 0 with ranks NULL
+ *   SP_ERR_NESTING           a rank's calls are not properly nested (the
+ *                            message names both region calls)
+ *   SP_ERR_OUT_OF_MEMORY
+ * Thread-safety: see the overview.
+ */
+SP_API int sp_summary_region(const sp_results *results, size_t region, const uint32_t *ranks,
+                             size_t rank_count, sp_region_summary *out, char *errbuf,
+                             size_t errbuf_len);
+
+/**
+ * Statistics of region `region` on rank `rank` alone (FORMAT.md 7.1/7.2).
+ * A rank without a row of the region gives calls 0 and SP_OK.
+ * Returns and errors as sp_summary_region.
+ */
+SP_API int sp_summary_region_rank(const sp_results *results, size_t region, uint32_t rank,
+                                  sp_region_summary *out, char *errbuf, size_t errbuf_len);
+
+/**
+ * The `percent`-th percentile (0..100, numpy "linear" method) of the
+ * durations of region `region` pooled over ranks (NULL = all) into
+ * *value_ns (0.0 when the region has no calls).
+ * Returns:
+ *   SP_OK
+ *   SP_ERR_INVALID_ARGUMENT  NULL results/value_ns, region out of range,
+ *                            percent outside [0, 100] or NaN
+ *   SP_ERR_UNSUPPORTED       the results have no per-call data
+ *                            (summary-only or aggregate file)
+ *   SP_ERR_OUT_OF_MEMORY
+ */
+SP_API int sp_summary_percentile(const sp_results *results, size_t region, const uint32_t *ranks,
+                                 size_t rank_count, double percent, double *value_ns);
+
+/** sp_summary_options.style */
+typedef enum sp_summary_style {
+    SP_SUMMARY_STYLE_AUTO = 0,    /**< box drawing on a UTF-8 terminal, else ASCII */
+    SP_SUMMARY_STYLE_ASCII = 1,   /**< + - | `- and "(rec)" */
+    SP_SUMMARY_STYLE_UNICODE = 2  /**< rounded box, tree glyphs, "↻" */
+} sp_summary_style;
+
+/**
+ * How sp_summary_print renders. Initialise with sp_summary_options_init so
+ * that fields added later get their defaults. Pointers are borrowed for the
+ * duration of the call only.
+ */
+typedef struct sp_summary_options {
+    int style;                     /**< sp_summary_style */
+    int flat;                      /**< 1: one row per region, no call tree */
+    int percent_exclusive;         /**< 1: % session from exclusive time */
+    const char *sort;              /**< NULL/"start" (pre-order, siblings by earliest
+                                        start), "total", "calls", "avg", "min", "max",
+                                        "first", "last", "std", "p50", "p95", "p99",
+                                        "imbalance", "exclusive" (descending, among
+                                        siblings), "name" (alphabetical) */
+    const char *columns;           /**< comma-separated (sp_summary_column_names());
+                                        NULL = region,calls,percent,parent_percent,
+                                        total,avg, or region,total when the run has
+                                        no "scope_profiler.session" region */
+    const char *const *include;    /**< POSIX extended regexes matched at the start
+                                        of region names; rows of other regions are
+                                        hidden (their time still counts as child
+                                        time of their parents) */
+    size_t include_count;
+    const char *const *exclude;    /**< regexes of regions to hide */
+    size_t exclude_count;
+    const uint32_t *ranks;         /**< ranks to pool, NULL = all */
+    size_t rank_count;
+    const char *title;             /**< line above the table, NULL = none */
+} sp_summary_options;
+
+/** Fill *options with the defaults (everything 0/NULL). NULL is a no-op. */
+SP_API void sp_summary_options_init(sp_summary_options *options);
+
+/** The column names sp_summary_options.columns accepts, comma-separated. */
+SP_API const char *sp_summary_column_names(void);
+
+/**
+ * Print the region summary table (FORMAT.md 7.5) to `out`: the call tree
+ * pooled over ranks by collapsed call path (recursion marked), an "(own)"
+ * row after every row with children (its total is the parent's exclusive
+ * time), or one row per region when asked (flat), when the file has no
+ * per-call data, or when calls do not nest.
+ *
+ * options: NULL for the defaults.
+ * Returns:
+ *   SP_OK
+ *   SP_ERR_INVALID_ARGUMENT  NULL results/out, a bad regex, sort key or
+ *                            column name (nothing printed; errbuf says which)
+ *   SP_ERR_NESTING           calls do not nest: the table WAS printed with
+ *                            one row per region; errbuf names the regions
+ *   SP_ERR_OUTPUT            writing to `out` failed
+ *   SP_ERR_OUT_OF_MEMORY
+ * Thread-safety: see the overview.
+ */
+SP_API int sp_summary_print(const sp_results *results, FILE *out,
+                            const sp_summary_options *options, char *errbuf, size_t errbuf_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCOPE_PROFILER_SUMMARY_H */
