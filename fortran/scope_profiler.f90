@@ -37,7 +37,7 @@ module scope_profiler
    implicit none
    private
 
-   public :: sp_setup, sp_finalize, sp_is_active, sp_now_ns
+   public :: sp_setup, sp_setup_mpi, sp_finalize, sp_is_active, sp_now_ns
    public :: sp_region_begin, sp_region_end
    public :: sp_region, sp_begin, sp_end, sp_region_name
    public :: sp_last_error, sp_clear_error, sp_error_string, sp_status_name
@@ -84,6 +84,27 @@ module scope_profiler
          integer(c_size_t), value, intent(in) :: label_len
          integer(c_int) :: status
       end function c_spf_setup
+
+      function c_spf_setup_mpi(comm, file_path, file_path_len, label, label_len) &
+         bind(C, name='spf_setup_mpi') result(status)
+         import :: c_char, c_size_t, c_int
+         integer(c_int), value, intent(in) :: comm
+         character(kind=c_char), intent(in) :: file_path(*)
+         integer(c_size_t), value, intent(in) :: file_path_len
+         character(kind=c_char), intent(in) :: label(*)
+         integer(c_size_t), value, intent(in) :: label_len
+         integer(c_int) :: status
+      end function c_spf_setup_mpi
+
+      subroutine c_sp_set_thread_diagnostics(enabled) bind(C, name='sp_set_thread_diagnostics')
+         import :: c_int
+         integer(c_int), value, intent(in) :: enabled
+      end subroutine c_sp_set_thread_diagnostics
+
+      function c_sp_last_error_message() bind(C, name='sp_last_error_message') result(message)
+         import :: c_ptr
+         type(c_ptr) :: message
+      end function c_sp_last_error_message
 
       function c_sp_finalize() bind(C, name='sp_finalize') result(status)
          import :: c_int
@@ -198,6 +219,33 @@ contains
       call deliver('sp_setup', status, stat, errmsg)
    end subroutine sp_setup
 
+   !> sp_setup over the ranks of an MPI communicator, collective over it.
+   !> comm: the integer handle of `use mpi` (or comm%MPI_VAL of a
+   !> `use mpi_f08` type(MPI_Comm)). sp_finalize then writes ONE file for all
+   !> ranks. stat: as sp_setup, plus SP_ERR_MPI (MPI not initialised) and
+   !> SP_ERR_UNSUPPORTED (a library built without MPI).
+   subroutine sp_setup_mpi(comm, file_path, label, stat, errmsg)
+      integer, intent(in) :: comm
+      character(len=*), intent(in), optional :: file_path
+      character(len=*), intent(in), optional :: label
+      integer, intent(out), optional :: stat
+      character(len=*), intent(inout), optional :: errmsg
+      integer(c_int) :: status
+      integer(c_int) :: c_comm
+
+      c_comm = int(comm, c_int)
+      if (present(file_path) .and. present(label)) then
+         status = c_spf_setup_mpi(c_comm, file_path, c_len(file_path), label, c_len(label))
+      else if (present(file_path)) then
+         status = c_spf_setup_mpi(c_comm, file_path, c_len(file_path), ' ', 0_c_size_t)
+      else if (present(label)) then
+         status = c_spf_setup_mpi(c_comm, ' ', 0_c_size_t, label, c_len(label))
+      else
+         status = c_spf_setup_mpi(c_comm, ' ', 0_c_size_t, ' ', 0_c_size_t)
+      end if
+      call deliver('sp_setup_mpi', status, stat, errmsg)
+   end subroutine sp_setup_mpi
+
    !> Stop profiling, write the file (atomically: on failure no file is left
    !> behind) and release the buffers; handles stay valid. stat: SP_OK,
    !> SP_ERR_NOT_ACTIVE (harmless, never printed), SP_ERR_OUTPUT (e.g. a
@@ -208,8 +256,12 @@ contains
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
       integer(c_int) :: status
+      logical :: caller_reports
 
+      caller_reports = present(stat) .or. present(errmsg)
+      if (caller_reports) call c_sp_set_thread_diagnostics(0_c_int)
       status = c_sp_finalize()
+      if (caller_reports) call c_sp_set_thread_diagnostics(1_c_int)
       ! Finalizing an inactive profiler is documented as harmless (an
       ! unprofiled run, SCOPE_PROFILER_DISABLE=1): report it only on request.
       if (status == SP_ERR_NOT_ACTIVE .and. .not. (present(stat) .or. present(errmsg))) return
@@ -254,8 +306,13 @@ contains
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
       integer(c_int) :: status
+      logical :: caller_reports
 
+      ! With stat/errmsg the caller reports errors: the core must not print.
+      caller_reports = present(stat) .or. present(errmsg)
+      if (caller_reports) call c_sp_set_thread_diagnostics(0_c_int)
       status = c_sp_region_end_n(name, c_len(name))
+      if (caller_reports) call c_sp_set_thread_diagnostics(1_c_int)
       if (status == SP_OK) then
          if (present(stat)) stat = SP_OK
          return
@@ -343,10 +400,20 @@ contains
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
       logical, intent(in), optional :: core_reported
+      character(len=:), allocatable :: detail
 
       if (present(stat)) stat = int(status)
       if (status == SP_OK) return
-      if (present(errmsg)) errmsg = procedure_name//': '//sp_error_string(int(status))
+      if (present(errmsg)) then
+         ! The core's own message names the file or region; fall back to the
+         ! generic text of the status when it left none.
+         detail = ''
+         if (present(core_reported)) then
+            if (core_reported) detail = fortran_string(c_sp_last_error_message())
+         end if
+         if (len(detail) == 0) detail = sp_error_string(int(status))
+         errmsg = procedure_name//': '//detail
+      end if
       if (present(stat) .or. present(errmsg)) return
       if (present(core_reported)) then
          if (core_reported) return

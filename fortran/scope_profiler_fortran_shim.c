@@ -16,11 +16,16 @@
 #include <string.h>
 
 #include "scope_profiler.h"
+#ifdef SCOPE_PROFILER_HAVE_MPI
+#include "scope_profiler_mpi.h"
+#endif
 
 /* Internal to the Fortran library: the spf_ prefix marks it as not public
  * API (only the module calls it), hidden when built shared. */
 int spf_setup(const char *file_path, size_t file_path_len, const char *label,
               size_t label_len);
+int spf_setup_mpi(int comm, const char *file_path, size_t file_path_len, const char *label,
+                  size_t label_len);
 
 static char *copy_sized(const char *text, size_t len) {
     char *copy = malloc(len + 1);
@@ -30,8 +35,10 @@ static char *copy_sized(const char *text, size_t len) {
     return copy;
 }
 
-int spf_setup(const char *file_path, size_t file_path_len, const char *label,
-              size_t label_len) {
+/* Fill options from the sized strings and run setup: with MPI on the given
+ * Fortran communicator handle when use_comm, else the default job. */
+static int setup_from_fortran(int use_comm, int comm, const char *file_path,
+                              size_t file_path_len, const char *label, size_t label_len) {
     sp_options options;
     sp_options_init(&options);
     char *path_copy = NULL;
@@ -42,9 +49,24 @@ int spf_setup(const char *file_path, size_t file_path_len, const char *label,
     options.file_path = path_copy;
     options.label = label_copy;
     /* sp_options documents both strings as copied, so they can go now. */
-    status = sp_setup_with_options(&options);
+#ifdef SCOPE_PROFILER_HAVE_MPI
+    status = use_comm ? sp_setup_mpi_f((MPI_Fint)comm, &options) : sp_setup_with_options(&options);
+#else
+    (void)comm;
+    status = use_comm ? SP_ERR_UNSUPPORTED : sp_setup_with_options(&options);
+#endif
 done:
     free(label_copy);
     free(path_copy);
     return status;
+}
+
+int spf_setup(const char *file_path, size_t file_path_len, const char *label,
+              size_t label_len) {
+    return setup_from_fortran(0, 0, file_path, file_path_len, label, label_len);
+}
+
+int spf_setup_mpi(int comm, const char *file_path, size_t file_path_len, const char *label,
+                  size_t label_len) {
+    return setup_from_fortran(1, comm, file_path, file_path_len, label, label_len);
 }

@@ -14,7 +14,10 @@
  *   C handle        sp_begin / sp_end
  *   C by-name       sp_region_begin / sp_region_end
  *   disabled        sp_begin / sp_end (and by name) after sp_setup under
- *                   SCOPE_PROFILER_DISABLE=1: what a production run pays
+ *                   SCOPE_PROFILER_DISABLE=1: a run with profiling off
+ *   compiled out    the handle and by-name calls built with
+ *                   SCOPE_PROFILER_DISABLED (overhead_compiled_out.c): the
+ *                   "disabled build" of the goal
  *   Fortran handle  the module's sp_begin / sp_end (overhead_kernels.f90)
  *   Fortran by-name the module's sp_region_begin / sp_region_end
  *
@@ -33,6 +36,8 @@
 #include <unistd.h>
 
 #include "scope_profiler.h"
+
+void compiled_out_pairs(int region, int64_t pairs);
 
 #ifdef SP_BENCH_FORTRAN
 void fortran_handle_pairs(int region, int64_t pairs);
@@ -95,6 +100,8 @@ static void c_name_pairs(const loop_args *a) {
         sp_region_end("bench_by_name");
     }
 }
+
+static void compiled_out_loop(const loop_args *a) { compiled_out_pairs(a->region, a->pairs); }
 
 #ifdef SP_BENCH_FORTRAN
 static void f_handle_pairs(const loop_args *a) { fortran_handle_pairs(a->region, a->pairs); }
@@ -198,6 +205,7 @@ int main(int argc, char **argv) {
     double c_name = time_loop(c_name_pairs, PROFILING_ON, handle, pairs, repetitions);
     double off_handle = time_loop(c_handle_pairs, PROFILING_DISABLED, handle, pairs, repetitions);
     double off_name = time_loop(c_name_pairs, PROFILING_DISABLED, handle, pairs, repetitions);
+    double compiled_out = time_loop(compiled_out_loop, PROFILING_DISABLED, handle, pairs, repetitions);
 #ifdef SP_BENCH_FORTRAN
     double f_handle = time_loop(f_handle_pairs, PROFILING_ON, handle, pairs, repetitions);
     double f_name = time_loop(f_name_pairs, PROFILING_ON, handle, pairs, repetitions);
@@ -212,6 +220,7 @@ int main(int argc, char **argv) {
     row("C by-name", c_name, base);
     row("disabled, C handle", off_handle, base);
     row("disabled, C by-name", off_name, base);
+    row("compiled out (both APIs)", compiled_out, base);
 #ifdef SP_BENCH_FORTRAN
     row("Fortran handle", f_handle, base);
     row("Fortran by-name", f_name, base);
@@ -225,8 +234,9 @@ int main(int argc, char **argv) {
     goal("C handle <= 1.25x baseline", c_handle <= 1.25 * base, detail);
     snprintf(detail, sizeof detail, "%+.2f ns", c_name - c_handle);
     goal("C by-name <= C handle + 15 ns", c_name <= c_handle + 15.0, detail);
-    snprintf(detail, sizeof detail, "%.2f ns", off_handle > off_name ? off_handle : off_name);
-    goal("disabled <= 2 ns", off_handle <= 2.0 && off_name <= 2.0, detail);
+    snprintf(detail, sizeof detail, "%.2f ns (run-time off: %.2f / %.2f ns)", compiled_out,
+             off_handle, off_name);
+    goal("disabled build <= 2 ns", compiled_out <= 2.0, detail);
     snprintf(detail, sizeof detail, "%.2f B", bytes);
     /* 32 B is the event itself; each 2048-event chunk adds a 16-byte
      * header (0.008 B per call) and the resident set grows by whole pages,

@@ -295,6 +295,23 @@ SP_API const char *sp_region_name(int region);
  */
 SP_API int sp_last_error(void);
 
+/**
+ * The detailed message of the calling thread's last diagnostic (e.g.
+ * "run/out.h5: cannot create the output file: No such file or directory"),
+ * or "" when there was none since sp_clear_error. Kept even when printing
+ * is silenced. Valid until the thread's next profiler call.
+ * Thread-safety: per thread.
+ */
+SP_API const char *sp_last_error_message(void);
+
+/**
+ * Turn the one-line stderr diagnostics off (0) or on (1, the default) for
+ * the calling thread only; the messages are still available through
+ * sp_last_error_message. For wrappers that report errors themselves (the
+ * Fortran module when stat= is present). Thread-safety: per thread.
+ */
+SP_API void sp_set_thread_diagnostics(int enabled);
+
 /** Reset the calling thread's sp_last_error to SP_OK. */
 SP_API void sp_clear_error(void);
 
@@ -309,6 +326,44 @@ SP_API const char *sp_status_name(int status);
 
 #ifdef __cplusplus
 }
+#endif
+
+/* ---------------------------------------------------------------------------
+ * Compiled-out build
+ *
+ * Define SCOPE_PROFILER_DISABLED before including this header (e.g.
+ * -DSCOPE_PROFILER_DISABLED) to compile every call away: arguments are not
+ * evaluated, nothing is recorded or written, no library symbol is
+ * referenced (the library need not even be linked), and calls that return
+ * a status return SP_OK (sp_region returns 0, sp_is_active 0). For a build
+ * that keeps the calls but switches profiling off at run time, use
+ * SCOPE_PROFILER_DISABLE=1 instead.
+ * ------------------------------------------------------------------------- */
+#if defined(SCOPE_PROFILER_DISABLED) && !defined(SP_BUILDING_LIBRARY)
+/* sizeof names each argument without evaluating it, so variables used only
+ * in profiler calls do not become "unused" warnings in a compiled-out build. */
+static inline int sp_compiled_out_(size_t ignored) { (void)ignored; return SP_OK; }
+#define sp_options_init(options) ((void)sizeof(options))
+#define sp_setup(file_path) sp_compiled_out_(sizeof(file_path))
+#define sp_setup_with_options(options) sp_compiled_out_(sizeof(options))
+#define sp_finalize() sp_compiled_out_(0)
+#define sp_is_active() sp_compiled_out_(0)
+#define sp_now_ns() ((int64_t)0)
+#define sp_region_begin(name) sp_compiled_out_(sizeof(name))
+#define sp_region_end(name) sp_compiled_out_(sizeof(name))
+#define sp_region_begin_n(name, name_len) sp_compiled_out_(sizeof(name) + sizeof(name_len))
+#define sp_region_end_n(name, name_len) sp_compiled_out_(sizeof(name) + sizeof(name_len))
+#define sp_region(name) sp_compiled_out_(sizeof(name))
+#define sp_region_n(name, name_len) sp_compiled_out_(sizeof(name) + sizeof(name_len))
+#define sp_begin(region) ((void)sizeof(region))
+#define sp_end(region) ((void)sizeof(region))
+#define sp_region_name(region) ((void)sizeof(region), (const char *)0)
+#define sp_last_error() sp_compiled_out_(0)
+#define sp_clear_error() ((void)0)
+#define sp_last_error_message() ("")
+#define sp_set_thread_diagnostics(enabled) ((void)sizeof(enabled))
+#define sp_error_string(status) ((void)sizeof(status), "profiling compiled out")
+#define sp_status_name(status) ((void)sizeof(status), "SP_OK")
 #endif
 
 #endif /* SCOPE_PROFILER_H */

@@ -293,49 +293,89 @@ static int cached_handle(spi_thread *t, const char *name, size_t len, int *statu
     return handle;
 }
 
-static int begin_named(const char *name, size_t len) {
-    if (!name || len == 0) {
-        spi_status_remember(SP_ERR_INVALID_ARGUMENT);
-        return SP_ERR_INVALID_ARGUMENT;
-    }
-    spi_thread *t = current_thread();
-    if (!t) return SP_OK;
-    int status = SP_OK;
-    int handle = cached_handle(t, name, len, &status);
-    if (handle >= 0) status = push_call(t, handle);
-    spi_status_remember(status);
-    return status;
+static struct spi_recent_name *recent_slot(spi_thread *t, const char *name) {
+    return &t->recent[((uintptr_t)name >> 3) & (SPI_RECENT_NAMES - 1)];
 }
 
-static int end_named(const char *name, size_t len) {
-    if (!name || len == 0) {
-        spi_status_remember(SP_ERR_INVALID_ARGUMENT);
-        return SP_ERR_INVALID_ARGUMENT;
+/* Handle of a NUL-terminated name: the pointer-keyed slot first (one
+ * strcmp on a hit), then the hashed cache (strlen + hash + memcmp). */
+static inline int handle_of_cstr(spi_thread *t, const char *name, int *status) {
+    struct spi_recent_name *slot = recent_slot(t, name);
+    if (slot->pointer == name && strcmp(slot->text, name) == 0) return slot->handle;
+    size_t len = strlen(name);
+    if (len == 0) {
+        *status = SP_ERR_INVALID_ARGUMENT;
+        return -1;
     }
-    spi_thread *t = current_thread();
-    if (!t) return SP_OK;
-    int64_t now_ns = spi_clock_now_ns(); /* first: the lookup is not the user's time */
-    int status = SP_OK;
-    int handle = cached_handle(t, name, len, &status);
-    if (handle >= 0) status = pop_call(t, handle, now_ns);
-    spi_status_remember(status);
+    int handle = cached_handle(t, name, len, status);
+    if (handle >= 0) {
+        const spi_region_name *entry = spi_registry_get(handle);
+        *slot = (struct spi_recent_name){name, entry->text, entry->len, handle};
+    }
+    return handle;
+}
+
+/* Handle of a sized name (no NUL), with the same two levels. */
+static inline int handle_of_sized(spi_thread *t, const char *name, size_t len, int *status) {
+    struct spi_recent_name *slot = recent_slot(t, name);
+    if (slot->pointer == name && slot->len == len && memcmp(slot->text, name, len) == 0)
+        return slot->handle;
+    int handle = cached_handle(t, name, len, status);
+    if (handle >= 0) {
+        const spi_region_name *entry = spi_registry_get(handle);
+        *slot = (struct spi_recent_name){name, entry->text, entry->len, handle};
+    }
+    return handle;
+}
+
+static int invalid_name(void) {
+    spi_status_remember(SP_ERR_INVALID_ARGUMENT);
+    return SP_ERR_INVALID_ARGUMENT;
+}
+
+/* The common tail of the by-name calls: remember failures only, so the
+ * success path stays free of the thread-local error store. */
+static inline int finish(int status) {
+    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
     return status;
 }
 
 SP_API int sp_region_begin(const char *name) {
-    return begin_named(name, name ? strlen(name) : 0);
+    if (!name) return invalid_name();
+    spi_thread *t = current_thread();
+    if (!t) return name[0] ? SP_OK : invalid_name();
+    int status = SP_OK;
+    int handle = handle_of_cstr(t, name, &status);
+    return finish(handle >= 0 ? push_call(t, handle) : status);
 }
 
 SP_API int sp_region_end(const char *name) {
-    return end_named(name, name ? strlen(name) : 0);
+    if (!name) return invalid_name();
+    spi_thread *t = current_thread();
+    if (!t) return name[0] ? SP_OK : invalid_name();
+    int64_t now_ns = spi_clock_now_ns(); /* first: the lookup is not the user's time */
+    int status = SP_OK;
+    int handle = handle_of_cstr(t, name, &status);
+    return finish(handle >= 0 ? pop_call(t, handle, now_ns) : status);
 }
 
 SP_API int sp_region_begin_n(const char *name, size_t name_len) {
-    return begin_named(name, name_len);
+    if (!name || name_len == 0) return invalid_name();
+    spi_thread *t = current_thread();
+    if (!t) return SP_OK;
+    int status = SP_OK;
+    int handle = handle_of_sized(t, name, name_len, &status);
+    return finish(handle >= 0 ? push_call(t, handle) : status);
 }
 
 SP_API int sp_region_end_n(const char *name, size_t name_len) {
-    return end_named(name, name_len);
+    if (!name || name_len == 0) return invalid_name();
+    spi_thread *t = current_thread();
+    if (!t) return SP_OK;
+    int64_t now_ns = spi_clock_now_ns();
+    int status = SP_OK;
+    int handle = handle_of_sized(t, name, name_len, &status);
+    return finish(handle >= 0 ? pop_call(t, handle, now_ns) : status);
 }
 
 SP_API void sp_begin(int region) {
@@ -359,10 +399,19 @@ SP_API void sp_end(int region) {
 
 SP_API int sp_region_n(const char *name, size_t name_len) {
     int status = SP_OK;
-    int handle = name && name_len ? spi_registry_intern(name, name_len,
-                                                        spi_name_hash(name, name_len), &status)
-                                  : (status = SP_ERR_INVALID_ARGUMENT, -1);
-    spi_status_remember(status);
+    int handle;
+    if (!name || name_len == 0) {
+        status = SP_ERR_INVALID_ARGUMENT;
+        handle = -1;
+    } else {
+        /* A recording thread resolves through its lock-free caches; before
+         * setup (or on a thread that never recorded) the registry's lock is
+         * taken, which is fine for a once-per-site resolution. */
+        spi_thread *t = current_thread();
+        handle = t ? handle_of_sized(t, name, name_len, &status)
+                   : spi_registry_intern(name, name_len, spi_name_hash(name, name_len), &status);
+    }
+    if (status != SP_OK) spi_status_remember(status);
     return handle < 0 ? SP_INVALID_REGION : handle;
 }
 

@@ -30,6 +30,7 @@ typedef struct spi_event {
 } spi_event;
 
 #define SPI_GAP_FAR UINT32_MAX
+#define SPI_RECENT_NAMES 64 /* power of two */
 #define SPI_CHUNK_EVENTS 2048 /* 64 KiB of events per chunk */
 
 typedef struct spi_chunk {
@@ -60,6 +61,16 @@ typedef struct spi_thread {
     spi_event *chunk_end;
     spi_chunk *tail;
     int64_t next_sequence;
+
+    /* by-name fast path: the last handle seen for a name pointer, per slot
+     * of a small direct-mapped table; the name's bytes are still compared,
+     * so a reused buffer with new contents can never hit a stale handle */
+    struct spi_recent_name {
+        const char *pointer;
+        const char *text;    /* the registry's copy of the name */
+        size_t len;
+        int32_t handle;
+    } recent[SPI_RECENT_NAMES];
 
     /* per-thread name cache: hash slots of (hash, handle), lock-free */
     uint64_t *cache_hashes;

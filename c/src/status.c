@@ -12,6 +12,12 @@
 #include "error.h"
 
 static _Thread_local int last_error = SP_OK;
+/* Per thread: diagnostics withheld (a caller that reports errors itself,
+ * such as the Fortran module with stat= present) and the last message,
+ * kept even when withheld so the caller can show it. */
+static _Thread_local bool thread_silenced = false;
+static _Thread_local char last_message[1024];
+
 
 #define SP_STATUS_MESSAGE_(name, value, message) [value] = message,
 static const char *const status_messages[] = {SP_STATUS_TABLE(SP_STATUS_MESSAGE_)};
@@ -34,7 +40,10 @@ SP_API const char *sp_status_name(int status) {
 
 SP_API int sp_last_error(void) { return last_error; }
 
-SP_API void sp_clear_error(void) { last_error = SP_OK; }
+SP_API void sp_clear_error(void) {
+    last_error = SP_OK;
+    last_message[0] = '\0';
+}
 
 void spi_status_remember(int status) {
     if (status != SP_OK) last_error = status;
@@ -60,17 +69,20 @@ int spi_error_set(spi_error *err, int status, const char *format, ...) {
 
 static atomic_bool quiet_flag = false;
 
+SP_API void sp_set_thread_diagnostics(int enabled) { thread_silenced = !enabled; }
+
+SP_API const char *sp_last_error_message(void) { return last_message; }
+
 void spi_diag_set_quiet(bool quiet) { atomic_store(&quiet_flag, quiet); }
 
 bool spi_diag_is_quiet(void) { return atomic_load(&quiet_flag); }
 
 void spi_diag(const char *format, ...) {
-    if (atomic_load_explicit(&quiet_flag, memory_order_relaxed)) return;
-    char line[1024];
     va_list args;
     va_start(args, format);
-    vsnprintf(line, sizeof line, format, args);
+    vsnprintf(last_message, sizeof last_message, format, args);
     va_end(args);
-    /* One fputs per line so lines of concurrent threads do not interleave. */
-    fprintf(stderr, "scope-profiler: %s\n", line);
+    if (thread_silenced || atomic_load_explicit(&quiet_flag, memory_order_relaxed)) return;
+    /* One fprintf per line so lines of concurrent threads do not interleave. */
+    fprintf(stderr, "scope-profiler: %s\n", last_message);
 }

@@ -29,7 +29,7 @@ program test_errors
    call sp_region_end('never_opened', stat, errmsg)
    call check_int(stat, SP_ERR_UNMATCHED_END, 'unmatched end stat')
    call check(index(errmsg, 'sp_region_end: ') == 1, 'unmatched end errmsg: '//trim(errmsg))
-   call check(index(errmsg, 'without a matching open begin') > 0, 'unmatched end errmsg: '//trim(errmsg))
+   call check(index(errmsg, '"never_opened"') > 0, 'unmatched end errmsg names the region: '//trim(errmsg))
    call check_int(int(sp_last_error()), int(SP_ERR_UNMATCHED_END), 'sp_last_error after it')
    call sp_clear_error()
    call check_int(int(sp_last_error()), int(SP_OK), 'sp_clear_error')
