@@ -57,7 +57,7 @@ static int take_i64(spt_cursor *c, int64_t *value, const char *what) {
 
 /* A length-prefixed UTF-8 string as a new NUL-terminated copy. */
 static int take_string(spt_cursor *c, char **out, const char *what) {
-    int32_t len;
+    int32_t len = 0; /* set by take_i32 on success; 0 keeps -O3 analysis quiet */
     int status = take_i32(c, &len, what);
     if (status != SP_OK) return status;
     if (len < 0) return truncated(c, what);
@@ -221,7 +221,7 @@ int spi_read_spt(spi_profile *out, const char *path, unsigned flags, spi_error *
         goto done;
     }
     c.pos = 8;
-    int32_t version, rank;
+    int32_t version = 0, rank = 0;
     int64_t regions;
     take_i32(&c, &version, "version");
     take_i32(&c, &rank, "rank");
