@@ -1,0 +1,109 @@
+/*
+ * scope_profiler_merge.h - merging separately recorded profiles into one
+ * result set per rank: the library behind `scope-merge`.
+ *
+ * Overview
+ * --------
+ * A mixed-language run records twice: the Python driver writes its own
+ * profile and the native code (C/Fortran through libscopeprofiler) writes
+ * another. sp_merge_files() combines two or more such files into one
+ * schema-3 file, following the reference merge_results (FORMAT.md 5):
+ *   - ranks line up by number (rank k of every input is rank k of the
+ *     output);
+ *   - a region name found in more than one input is refused
+ *     (SP_ERR_REGION_COLLISION), because merging would double-count it;
+ *   - metadata is a key-by-key union where earlier inputs win; the label is
+ *     options->label, else the first input's; mpi_size is the largest;
+ *   - call ids are renumbered so they stay unique per rank, and a root call
+ *     of a later input that lies inside a call of an earlier one (same
+ *     rank, main thread) gets the innermost such call as its parent, so the
+ *     stored call tree spans both languages; exclusive totals are rebuilt
+ *     for the merged tree;
+ *   - thread tables, tags, source locations, GPU durations, per-call
+ *     metadata and the rank<N> groups (perf events, LIKWID, line profiles)
+ *     are carried over.
+ * Inputs are anything sp_results_open() reads except the aggregate layout,
+ * which has no per-call events to merge. Events are streamed in bounded
+ * chunks: memory does not grow with the number of calls.
+ *
+ * Typical call sequence:
+ *
+ *     sp_merge_options opts;
+ *     sp_merge_options_init(&opts);
+ *     opts.label = "coupled run";
+ *     const char *in[] = {"driver.h5", "native.h5"};
+ *     char msg[4096];
+ *     int st = sp_merge_files(in, 2, "merged.h5", &opts, msg, sizeof msg);
+ *     if (st != SP_OK) fprintf(stderr, "%s\n", msg);
+ *
+ * The output is written to a temporary sibling and renamed into place only
+ * when complete: on any error no output file is created and an existing
+ * one is left untouched.
+ *
+ * Thread-safety: sp_merge_files may not run concurrently with other HDF5
+ * work of the same process (the HDF5 library is not built thread-safe).
+ */
+#ifndef SCOPE_PROFILER_MERGE_H
+#define SCOPE_PROFILER_MERGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scope_profiler.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * Progress callback: `done` of `total` work units (events read; every event
+ * is read twice) are finished. Called from sp_merge_files' thread, at most
+ * once per chunk. Must not call back into the library.
+ */
+typedef void (*sp_merge_progress_fn)(uint64_t done, uint64_t total, void *user);
+
+/** Options of sp_merge_files. Initialise with sp_merge_options_init(). */
+typedef struct sp_merge_options {
+    /** Label of the merged run (metadata "label"); NULL: the first input's
+     *  label, if any. Copied. */
+    const char *label;
+    /** Progress reports; NULL: none (default). */
+    sp_merge_progress_fn progress;
+    void *progress_user;
+} sp_merge_options;
+
+/** Fill *options with the defaults (no label, no progress). */
+SP_API void sp_merge_options_init(sp_merge_options *options);
+
+/**
+ * Merge the profiles at inputs[0 .. input_count-1] into a new schema-3 file
+ * at `output`, published atomically.
+ *
+ * inputs:      paths of at least two distinct profile files (HDF5 schema
+ *              1/2/3 columnar, or .spt traces). The first input that is not
+ *              a native profile (metadata source != "native") is the driver;
+ *              its call ids stay lowest on each rank.
+ * output:      path of the merged file; must not be one of the inputs.
+ * options:     NULL for the defaults.
+ * errbuf:      receives the message on error ("" on success); may be NULL.
+ *              A collision message lists every colliding name with the
+ *              inputs it appears in, one per line. Cut to errbuf_len.
+ *
+ * Returns:
+ *   SP_OK
+ *   SP_ERR_INVALID_ARGUMENT   fewer than two inputs, NULL paths, the same
+ *                             input twice, output equal to an input, an
+ *                             aggregate-layout input
+ *   SP_ERR_REGION_COLLISION   a region name in more than one input
+ *   SP_ERR_FILE_NOT_FOUND, SP_ERR_NOT_A_PROFILE, SP_ERR_SCHEMA_UNSUPPORTED,
+ *   SP_ERR_CORRUPT            an unreadable input (the reader's message)
+ *   SP_ERR_OUTPUT, SP_ERR_HDF5, SP_ERR_OUT_OF_MEMORY
+ */
+SP_API int sp_merge_files(const char *const *inputs, size_t input_count, const char *output,
+                          const sp_merge_options *options, char *errbuf, size_t errbuf_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SCOPE_PROFILER_MERGE_H */

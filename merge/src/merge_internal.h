@@ -1,0 +1,75 @@
+/*
+ * merge_internal.h - the pieces of sp_merge_files: opening inputs for
+ * streaming (merge_input.c), cursors over one row's events, and the copy of
+ * the rank<N> groups (merge_aux.c). Internal to libscopeprofiler.
+ */
+#ifndef SPM_MERGE_INTERNAL_H
+#define SPM_MERGE_INTERNAL_H
+
+#include <hdf5.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "profile.h"
+
+/* Events per read: one chunk of the writer's event columns, so a read of a
+ * compressed input decompresses each chunk once. */
+#define SPM_BLOCK_EVENTS 65536
+
+/* Per-call columns a cursor can deliver (absolute starts, durations, then
+ * the optional ones in schema order). */
+typedef enum spm_col {
+    SPM_START, SPM_DURATION, SPM_GPU, SPM_CALL, SPM_PARENT, SPM_THREAD, SPM_TASK, SPM_AWAIT,
+    SPM_COL_COUNT
+} spm_col;
+
+typedef struct spm_input {
+    const char *path;
+    size_t arg_index;
+    /* metadata, names, threads and rows. Whole inputs (schema 1, .spt)
+     * carry their per-call arrays; streamed ones only index data. */
+    spi_profile prof;
+    bool whole;
+    bool has_stats;             /* rows' stats are valid (stored or computed) */
+    bool native;                /* metadata source == "native" */
+    unsigned columns;           /* SPM column bits present (1u << spm_col) */
+    /* streamed inputs */
+    hid_t file;
+    hid_t dsets[SPM_COL_COUNT]; /* open event columns, -1 when absent */
+    bool deltas;                /* start_deltas+durations, else start/end times */
+    uint64_t *offsets;          /* per row: first event in the columns */
+} spm_input;
+
+/* Open path for merging. Refuses the aggregate layout. */
+int spm_input_open(spm_input *in, const char *path, size_t arg_index, spi_error *err);
+void spm_input_close(spm_input *in);
+
+/* A forward cursor over one row's events, read in blocks. */
+typedef struct spm_cursor {
+    spm_input *in;
+    size_t row;
+    uint64_t count;            /* events in the row */
+    uint64_t next;             /* row position of the next block to read */
+    uint64_t base;             /* row position of block[0] */
+    size_t len;                /* events in the current block */
+    size_t cap;                /* 0 = borrowed arrays (whole inputs) */
+    unsigned want;             /* columns to deliver */
+    int64_t *col[SPM_COL_COUNT];
+    int64_t acc;               /* running sum of start deltas */
+} spm_cursor;
+
+/* cap: events per block (<= SPM_BLOCK_EVENTS); want: SPM column bits. */
+int spm_cursor_init(spm_cursor *c, spm_input *in, size_t row, size_t cap, unsigned want,
+                    spi_error *err);
+/* Read the next block into c->col (c->len events, from row position
+ * c->base); c->len = 0 at the end of the row. */
+int spm_cursor_fill(spm_cursor *c, spi_error *err);
+void spm_cursor_free(spm_cursor *c);
+
+/* Copy rank<N>/{perf_events,likwid,line_profile} of every HDF5 input into
+ * the output file, later inputs winning on the same rank and region/tag. */
+int spm_copy_aux(spm_input *inputs, size_t count, hid_t out, const char *out_path,
+                 spi_error *err);
+
+#endif /* SPM_MERGE_INTERNAL_H */
