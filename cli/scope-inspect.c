@@ -1,0 +1,568 @@
+/*
+ * scope-inspect - print what a profile file holds: its metadata and the
+ * region summary (a call tree pooled over ranks with "(own)" rows), or the
+ * same statistics as JSON for scripts.
+ *
+ * A thin main over the public API (scope_profiler_results.h,
+ * scope_profiler_summary.h): argument parsing, messages and exit codes live
+ * here, every number comes from the library.
+ */
+#include <regex.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scope_profiler.h"
+#include "scope_profiler_results.h"
+#include "scope_profiler_summary.h"
+
+enum { EXIT_USAGE = 1, EXIT_FILE = 2, EXIT_OTHER = 3 };
+
+#define MAX_PATTERNS 64
+#define MAX_RANKS 65536
+
+static const char *const usage_text =
+    "Usage: scope-inspect [OPTIONS] FILE...\n"
+    "\n"
+    "Print the metadata and the region summary of scope-profiler files (HDF5\n"
+    "schema 1-3, the aggregate layout, or native .spt traces).\n"
+    "\n"
+    "The summary is a call tree pooled over ranks: a child region is indented\n"
+    "under its parent, an \"(own)\" row after each parent holds the time spent\n"
+    "in it outside its children, and recursion is collapsed into one row marked\n"
+    "with a circular arrow (\"(rec)\" in ASCII). Durations are in seconds.\n"
+    "\n"
+    "Options:\n"
+    "  --include REGEX   only regions whose name matches (POSIX extended regex,\n"
+    "                    anchored at the start of the name); repeatable\n"
+    "  --exclude REGEX   hide regions whose name matches; repeatable. Hidden\n"
+    "                    regions still count as child time of their parents.\n"
+    "  --ranks LIST      pool only these ranks, e.g. 0,2-3\n"
+    "  --sort KEY        start (default: tree order, siblings by first start),\n"
+    "                    total, calls, avg, min, max, first, last, std, p50,\n"
+    "                    p95, p99, imbalance, exclusive (largest first), name\n"
+    "  --columns LIST    comma-separated table columns, from:\n"
+    "                    COLUMNS\n"
+    "  --flat            one row per region instead of the call tree\n"
+    "  --metadata-only   print the metadata block only\n"
+    "  --json            machine-readable statistics (seconds) instead of text:\n"
+    "                    one object per FILE, wrapped in {\"files\": [...]} when\n"
+    "                    several are given; unavailable values are null\n"
+    "  --ascii           plain ASCII table (default when not on a UTF-8 terminal)\n"
+    "  --unicode         box-drawing table even when not on a terminal\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  usage error (unknown option, bad value, bad regex, no FILE)\n"
+    "  2  a FILE could not be read: missing, not HDF5, truncated, newer schema,\n"
+    "     corrupt index (the other files are still printed)\n"
+    "  3  any other failure (out of memory, output not writable)\n";
+
+typedef struct args {
+    const char *include[MAX_PATTERNS];
+    size_t include_count;
+    const char *exclude[MAX_PATTERNS];
+    size_t exclude_count;
+    uint32_t *ranks;
+    size_t rank_count;
+    const char *sort;
+    const char *columns;
+    bool flat, metadata_only, json, ascii, unicode;
+    const char **files;
+    size_t file_count;
+} args;
+
+static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *format, ...) {
+    va_list ap;
+    va_start(ap, format);
+    fprintf(stderr, "scope-inspect: ");
+    vfprintf(stderr, format, ap);
+    fprintf(stderr, "\nTry 'scope-inspect --help' for more information.\n");
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+/* "0,2-3" into a list of ranks. */
+static int parse_ranks(args *a, const char *text) {
+    const char *p = text;
+    while (*p) {
+        char *end;
+        unsigned long lo = strtoul(p, &end, 10), hi;
+        if (end == p || *p == '-' || *p == '+') return usage_error("invalid --ranks list '%s'", text);
+        p = end;
+        hi = lo;
+        if (*p == '-') {
+            p++;
+            if (*p < '0' || *p > '9') return usage_error("invalid --ranks list '%s'", text);
+            hi = strtoul(p, &end, 10);
+            p = end;
+        }
+        if (hi < lo || hi > UINT32_MAX || hi - lo >= MAX_RANKS ||
+            a->rank_count + (hi - lo + 1) > MAX_RANKS)
+            return usage_error("invalid --ranks range in '%s'", text);
+        for (unsigned long r = lo; r <= hi; r++) a->ranks[a->rank_count++] = (uint32_t)r;
+        if (*p == ',') p++;
+        else if (*p) return usage_error("invalid --ranks list '%s'", text);
+    }
+    if (a->rank_count == 0) return usage_error("empty --ranks list '%s'", text);
+    return 0;
+}
+
+static int parse_args(args *a, int argc, char **argv) {
+    a->files = calloc((size_t)argc + 1, sizeof *a->files);
+    a->ranks = calloc(MAX_RANKS, sizeof *a->ranks);
+    if (!a->files || !a->ranks) {
+        fprintf(stderr, "scope-inspect: out of memory\n");
+        return EXIT_OTHER;
+    }
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (options_done || arg[0] != '-' || !strcmp(arg, "-")) {
+            a->files[a->file_count++] = arg;
+            continue;
+        }
+        if (!strcmp(arg, "--")) {
+            options_done = true;
+            continue;
+        }
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            /* The column list comes from the library, so help cannot drift. */
+            const char *at = strstr(usage_text, "COLUMNS");
+            fwrite(usage_text, 1, (size_t)(at - usage_text), stdout);
+            fputs(sp_summary_column_names(), stdout);
+            fputs(at + strlen("COLUMNS"), stdout);
+            exit(0);
+        }
+        if (!strcmp(arg, "--flat")) { a->flat = true; continue; }
+        if (!strcmp(arg, "--metadata-only")) { a->metadata_only = true; continue; }
+        if (!strcmp(arg, "--json")) { a->json = true; continue; }
+        if (!strcmp(arg, "--ascii")) { a->ascii = true; a->unicode = false; continue; }
+        if (!strcmp(arg, "--unicode")) { a->unicode = true; a->ascii = false; continue; }
+        /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
+        static const char *const valued[] = {"--include", "--exclude", "--ranks", "--sort",
+                                             "--columns"};
+        const char *value = NULL;
+        size_t which = 5;
+        for (size_t k = 0; k < 5; k++) {
+            size_t len = strlen(valued[k]);
+            if (!strncmp(arg, valued[k], len) && (arg[len] == '\0' || arg[len] == '=')) {
+                which = k;
+                if (arg[len] == '=') value = arg + len + 1;
+                else if (i + 1 < argc) value = argv[++i];
+                else return usage_error("option '%s' needs a value", valued[k]);
+            }
+        }
+        switch (which) {
+        case 0:
+        case 1: {
+            const char **list = which == 0 ? a->include : a->exclude;
+            size_t *count = which == 0 ? &a->include_count : &a->exclude_count;
+            if (*count == MAX_PATTERNS) return usage_error("too many %s patterns", valued[which]);
+            regex_t re;  /* checked here so a typo is a usage error */
+            if (regcomp(&re, value, REG_EXTENDED | REG_NOSUB) != 0)
+                return usage_error("invalid regular expression '%s'", value);
+            regfree(&re);
+            list[(*count)++] = value;
+            break;
+        }
+        case 2: {
+            int rc = parse_ranks(a, value);
+            if (rc) return rc;
+            break;
+        }
+        case 3: a->sort = value; break;
+        case 4: a->columns = value; break;
+        default: return usage_error("unknown option '%s'", arg);
+        }
+    }
+    if (a->file_count == 0) return usage_error("%s", "no FILE given");
+    return 0;
+}
+
+/* ---- region selection and order (shared by text and JSON) ---------------- */
+
+static bool matches(const char *const *patterns, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++) {
+        /* Anchored at the start, like the library's table filters. */
+        size_t len = strlen(patterns[i]) + 4;
+        char *anchored = malloc(len);
+        if (!anchored) return false;
+        snprintf(anchored, len, "^(%s)", patterns[i]);
+        regex_t re;
+        bool hit = false;
+        if (regcomp(&re, anchored, REG_EXTENDED | REG_NOSUB) == 0) {
+            hit = regexec(&re, name, 0, NULL, 0) == 0;
+            regfree(&re);
+        }
+        free(anchored);
+        if (hit) return true;
+    }
+    return false;
+}
+
+typedef struct region_entry {
+    size_t region;
+    sp_region_summary s;
+    int status;
+    char message[512];
+} region_entry;
+
+static int cmp_entry(const void *pa, const void *pb) {
+    const region_entry *a = pa, *b = pb;
+    bool ha = (a->s.available & SP_STAT_START_END) && a->s.calls;
+    bool hb = (b->s.available & SP_STAT_START_END) && b->s.calls;
+    /* Earliest first start first; regions without one keep file order. */
+    if (ha && hb && a->s.first_start_ns != b->s.first_start_ns)
+        return a->s.first_start_ns < b->s.first_start_ns ? -1 : 1;
+    if (ha != hb) return ha ? -1 : 1;
+    return a->region < b->region ? -1 : (a->region > b->region);
+}
+
+/* Statistics of every selected region, in summary() order. */
+static region_entry *collect(const sp_results *res, const args *a, size_t *count, int *status) {
+    size_t n = sp_results_region_count(res);
+    region_entry *entries = calloc(n + 1, sizeof *entries);
+    *count = 0;
+    *status = SP_OK;
+    if (!entries) {
+        *status = SP_ERR_OUT_OF_MEMORY;
+        return NULL;
+    }
+    for (size_t r = 0; r < n; r++) {
+        const char *name = sp_results_region_name(res, r);
+        if (a->include_count && !matches(a->include, a->include_count, name)) continue;
+        if (matches(a->exclude, a->exclude_count, name)) continue;
+        region_entry *e = &entries[*count];
+        e->region = r;
+        e->status = sp_summary_region(res, r, a->rank_count ? a->ranks : NULL, a->rank_count,
+                                      &e->s, e->message, sizeof e->message);
+        if (e->status != SP_OK && e->status != SP_ERR_NESTING) {
+            *status = e->status;
+            fprintf(stderr, "scope-inspect: %s: %s\n", sp_results_path(res), e->message);
+            continue;
+        }
+        if (e->s.num_ranks == 0) continue;  /* not on the selected ranks */
+        (*count)++;
+    }
+    qsort(entries, *count, sizeof *entries, cmp_entry);
+    return entries;
+}
+
+/* ---- JSON ------------------------------------------------------------------- */
+
+static void json_string(FILE *out, const char *s) {
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (*p < 0x20) fprintf(out, "\\u%04x", *p);
+            else fputc(*p, out);
+        }
+    }
+    fputc('"', out);
+}
+
+static void json_seconds(FILE *out, const char *key, double ns, bool available) {
+    fprintf(out, ",\n      \"%s\": ", key);
+    if (available) fprintf(out, "%.17g", ns / 1e9);
+    else fputs("null", out);
+}
+
+static long first_row_of(const sp_results *res, size_t region) {
+    long best = -1;
+    for (size_t i = 0; i < sp_results_row_count(res); i++)
+        if (sp_results_row_region(res, i) == region &&
+            (best < 0 || sp_results_row_rank(res, i) < sp_results_row_rank(res, (size_t)best)))
+            best = (long)i;
+    return best;
+}
+
+static void json_metadata(FILE *out, const sp_results *res) {
+    size_t n = sp_results_metadata_count(res);
+    fputs("  \"metadata\": {", out);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",\n    " : "\n    ", out);
+        json_string(out, sp_results_metadata_key(res, i));
+        fputs(": ", out);
+        int64_t iv;
+        double dv;
+        switch (sp_results_metadata_kind(res, i)) {
+        case SP_META_KIND_STRING: json_string(out, sp_results_metadata_string(res, i)); break;
+        case SP_META_KIND_INT:
+            sp_results_metadata_int(res, i, &iv);
+            fprintf(out, "%lld", (long long)iv);
+            break;
+        case SP_META_KIND_BOOL:
+            sp_results_metadata_int(res, i, &iv);
+            fputs(iv ? "true" : "false", out);
+            break;
+        case SP_META_KIND_DOUBLE:
+            sp_results_metadata_double(res, i, &dv);
+            if (dv == dv && dv - dv == 0) fprintf(out, "%.17g", dv);
+            else fputs("null", out);
+            break;
+        case SP_META_KIND_STRING_ARRAY:
+            fputc('[', out);
+            for (size_t k = 0; k < sp_results_metadata_array_length(res, i); k++) {
+                if (k) fputs(", ", out);
+                json_string(out, sp_results_metadata_array_item(res, i, k));
+            }
+            fputc(']', out);
+            break;
+        default: fputs("null", out);
+        }
+    }
+    fputs(n ? "\n  },\n" : "},\n", out);
+}
+
+static int print_json(FILE *out, const sp_results *res, const args *a) {
+    size_t count;
+    int status;
+    region_entry *e = collect(res, a, &count, &status);
+    if (!e) return status;
+    long label = sp_results_metadata_find(res, "label");
+    fputs("{\n  \"file\": ", out);
+    json_string(out, sp_results_path(res));
+    fprintf(out, ",\n  \"num_ranks\": %u,\n  \"label\": ", sp_results_rank_count(res));
+    if (label >= 0 && sp_results_metadata_string(res, (size_t)label))
+        json_string(out, sp_results_metadata_string(res, (size_t)label));
+    else
+        fputs("null", out);
+    fputs(",\n  \"units\": \"seconds\",\n", out);
+    json_metadata(out, res);
+    fputs("  \"warnings\": [", out);
+    for (size_t i = 0; i < count; i++) {
+        if (e[i].status != SP_ERR_NESTING) continue;
+        /* One message per file: every region of the rank repeats it. */
+        json_string(out, e[i].message);
+        break;
+    }
+    fputs("],\n  \"regions\": [", out);
+    for (size_t i = 0; i < count; i++) {
+        const sp_region_summary *s = &e[i].s;
+        unsigned av = s->available;
+        fputs(i ? ",\n    {\n      \"name\": " : "\n    {\n      \"name\": ", out);
+        json_string(out, sp_results_region_name(res, e[i].region));
+        fprintf(out, ",\n      \"num_ranks\": %u,\n      \"num_calls\": %llu", s->num_ranks,
+                (unsigned long long)s->calls);
+        json_seconds(out, "total_duration", (double)s->total_ns, true);
+        json_seconds(out, "inclusive_duration", (double)s->total_ns, true);
+        json_seconds(out, "exclusive_duration", (double)s->exclusive_ns, av & SP_STAT_EXCLUSIVE);
+        json_seconds(out, "average_duration", s->average_ns, true);
+        json_seconds(out, "min_duration", (double)s->min_ns, av & SP_STAT_MIN_MAX);
+        json_seconds(out, "max_duration", (double)s->max_ns, av & SP_STAT_MIN_MAX);
+        json_seconds(out, "first_duration", (double)s->first_ns, av & SP_STAT_FIRST_LAST);
+        json_seconds(out, "last_duration", (double)s->last_ns, av & SP_STAT_FIRST_LAST);
+        json_seconds(out, "std_duration", s->std_ns, av & SP_STAT_STD);
+        json_seconds(out, "p50_duration", s->p50_ns, av & SP_STAT_PERCENTILES);
+        json_seconds(out, "p95_duration", s->p95_ns, av & SP_STAT_PERCENTILES);
+        json_seconds(out, "p99_duration", s->p99_ns, av & SP_STAT_PERCENTILES);
+        fprintf(out, ",\n      \"rank_imbalance\": %.17g,\n      \"rank_imbalance_pct\": %.17g",
+                s->rank_imbalance, s->rank_imbalance_pct);
+        if (av & SP_STAT_GPU) {
+            json_seconds(out, "gpu_total_duration", (double)s->gpu_total_ns, true);
+            json_seconds(out, "gpu_average_duration", s->gpu_average_ns, true);
+        }
+        fputs(",\n      \"tags\": [", out);
+        long row = first_row_of(res, e[i].region);
+        for (size_t t = 0; row >= 0 && t < sp_results_row_tag_count(res, (size_t)row); t++) {
+            if (t) fputs(", ", out);
+            json_string(out, sp_results_row_tag(res, (size_t)row, t));
+        }
+        fputs("]\n    }", out);
+    }
+    fputs(count ? "\n  ],\n  \"per_rank\": {" : "],\n  \"per_rank\": {", out);
+    for (size_t i = 0; i < count; i++) {
+        fputs(i ? ",\n    " : "\n    ", out);
+        json_string(out, sp_results_region_name(res, e[i].region));
+        fputs(": {", out);
+        bool first = true;
+        for (size_t r = 0; r < sp_results_row_count(res); r++) {
+            uint32_t rank = sp_results_row_rank(res, r);
+            if (sp_results_row_region(res, r) != e[i].region) continue;
+            bool selected = a->rank_count == 0;
+            for (size_t k = 0; k < a->rank_count && !selected; k++) selected = a->ranks[k] == rank;
+            if (!selected) continue;
+            sp_row_stats st;
+            sp_results_row_stats(res, r, &st);
+            fprintf(out, "%s\"%u\": {\"num_calls\": %llu, \"total_ns\": %lld}", first ? "" : ", ",
+                    rank, (unsigned long long)st.count, (long long)st.total);
+            first = false;
+        }
+        fputs("}", out);
+    }
+    fputs(count ? "\n  }\n}" : "}\n}", out);
+    free(e);
+    return status;
+}
+
+/* ---- text ------------------------------------------------------------------- */
+
+static void print_clipped(FILE *out, const char *text) {
+    /* Long values (PATH and friends) are clipped for a readable block;
+     * --json gives them whole. The cut avoids splitting a UTF-8 sequence. */
+    size_t len = strlen(text), max = 70;
+    if (len <= max) {
+        fputs(text, out);
+        return;
+    }
+    while (max > 0 && ((unsigned char)text[max] & 0xC0) == 0x80) max--;
+    fprintf(out, "%.*s [...]", (int)max, text);
+}
+
+static void print_metadata(FILE *out, const sp_results *res) {
+    fprintf(out, "File:     %s\n", sp_results_path(res));
+    if (sp_results_format_kind(res) == SP_RESULTS_FORMAT_TRACE)
+        fprintf(out, "Format:   native trace (.spt) version %d\n", sp_results_schema_version(res));
+    else
+        fprintf(out, "Format:   HDF5 schema %d%s\n", sp_results_schema_version(res),
+                sp_results_is_aggregate(res) ? ", aggregate layout (no per-call data)" : "");
+    uint32_t ranks = sp_results_rank_count(res);
+    uint64_t calls = 0;
+    for (size_t i = 0; i < sp_results_row_count(res); i++) calls += sp_results_row_calls(res, i);
+    fprintf(out, "Ranks:    %u\nRegions:  %zu (%llu calls)\n", ranks,
+            sp_results_region_count(res), (unsigned long long)calls);
+    size_t n = sp_results_metadata_count(res);
+    if (n == 0) return;
+    /* Keys sorted so that two files read the same way side by side. */
+    size_t *order = malloc(n * sizeof *order);
+    if (!order) return;
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(sp_results_metadata_key(res, order[j - 1]),
+                                           sp_results_metadata_key(res, order[j])) > 0;
+             j--) {
+            size_t t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    size_t width = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t w = strlen(sp_results_metadata_key(res, i));
+        if (w > width) width = w;
+    }
+    if (width > 32) width = 32;
+    fputs("Metadata:\n", out);
+    for (size_t k = 0; k < n; k++) {
+        size_t i = order[k];
+        fprintf(out, "  %-*s  ", (int)width, sp_results_metadata_key(res, i));
+        int64_t iv;
+        double dv;
+        char buf[64];
+        switch (sp_results_metadata_kind(res, i)) {
+        case SP_META_KIND_STRING: print_clipped(out, sp_results_metadata_string(res, i)); break;
+        case SP_META_KIND_INT:
+            sp_results_metadata_int(res, i, &iv);
+            fprintf(out, "%lld", (long long)iv);
+            break;
+        case SP_META_KIND_BOOL:
+            sp_results_metadata_int(res, i, &iv);
+            fputs(iv ? "true" : "false", out);
+            break;
+        case SP_META_KIND_DOUBLE:
+            sp_results_metadata_double(res, i, &dv);
+            snprintf(buf, sizeof buf, "%.15g", dv);
+            fputs(buf, out);
+            break;
+        case SP_META_KIND_STRING_ARRAY: {
+            size_t items = sp_results_metadata_array_length(res, i);
+            fprintf(out, "[%zu item%s]", items, items == 1 ? "" : "s");
+            for (size_t t = 0; t < items && t < 3; t++) {
+                fputs(t ? ", " : " ", out);
+                print_clipped(out, sp_results_metadata_array_item(res, i, t));
+            }
+            if (items > 3) fputs(", ...", out);
+            break;
+        }
+        default: fputs("?", out);
+        }
+        fputc('\n', out);
+    }
+    free(order);
+}
+
+static int print_text(FILE *out, const sp_results *res, const args *a) {
+    print_metadata(out, res);
+    if (a->metadata_only) return SP_OK;
+    fputc('\n', out);
+    sp_summary_options o;
+    sp_summary_options_init(&o);
+    o.style = a->ascii     ? SP_SUMMARY_STYLE_ASCII
+              : a->unicode ? SP_SUMMARY_STYLE_UNICODE
+                           : SP_SUMMARY_STYLE_AUTO;
+    o.flat = a->flat;
+    o.sort = a->sort;
+    o.columns = a->columns;
+    o.include = a->include;
+    o.include_count = a->include_count;
+    o.exclude = a->exclude;
+    o.exclude_count = a->exclude_count;
+    o.ranks = a->rank_count ? a->ranks : NULL;
+    o.rank_count = a->rank_count;
+    char msg[1024];
+    int status = sp_summary_print(res, out, &o, msg, sizeof msg);
+    if (status == SP_ERR_NESTING) {
+        fprintf(stderr, "scope-inspect: warning: %s: %s\n", sp_results_path(res), msg);
+        status = SP_OK;
+    } else if (status != SP_OK) {
+        fprintf(stderr, "scope-inspect: %s: %s\n", sp_results_path(res), msg);
+    }
+    return status;
+}
+
+int main(int argc, char **argv) {
+    args a = {0};
+    int rc = parse_args(&a, argc, argv);
+    if (rc) {
+        free(a.files);
+        free(a.ranks);
+        return rc;
+    }
+    int exit_code = 0;
+    bool wrap = a.json && a.file_count > 1;
+    if (wrap) fputs("{\"units\": \"seconds\", \"files\": [\n", stdout);
+    size_t printed = 0;
+    for (size_t f = 0; f < a.file_count; f++) {
+        char msg[1024];
+        sp_results *res = NULL;
+        int st = sp_results_open(a.files[f], 0, &res, msg, sizeof msg);
+        if (st != SP_OK) {
+            /* The reader's messages name the file; say it once more only
+             * when one does not (argument errors). */
+            if (strstr(msg, a.files[f])) fprintf(stderr, "scope-inspect: %s\n", msg);
+            else fprintf(stderr, "scope-inspect: %s: %s\n", a.files[f], msg[0] ? msg : sp_error_string(st));
+            exit_code = EXIT_FILE;
+            continue;
+        }
+        if (!a.json && printed) fputs("\n", stdout);
+        if (wrap && printed) fputs(",\n", stdout);
+        st = a.json ? print_json(stdout, res, &a) : print_text(stdout, res, &a);
+        if (a.json && !wrap) fputc('\n', stdout);
+        printed++;
+        sp_results_close(res);
+        if (st == SP_ERR_INVALID_ARGUMENT) {
+            exit_code = EXIT_USAGE;  /* a bad --sort or --columns */
+            break;
+        }
+        if (st != SP_OK && exit_code == 0) exit_code = EXIT_OTHER;
+    }
+    if (wrap) fputs("\n]}\n", stdout);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "scope-inspect: cannot write the output\n");
+        if (exit_code == 0) exit_code = EXIT_OTHER;
+    }
+    free(a.files);
+    free(a.ranks);
+    return exit_code;
+}

@@ -1,0 +1,394 @@
+"""Tests of scope-inspect. Every expectation is derived at test time: from
+the Python package's expected/*.summary.json and .summary.txt, or from the
+file itself with h5py + numpy. Nothing here restates our own output.
+
+Usage: inspect_test.py CASE SCOPE_INSPECT DATA_DIR [ARG]
+Exit 0 pass, 1 fail, 77 skip (h5py/numpy missing).
+"""
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+case, tool, data = sys.argv[1:4]
+arg = sys.argv[4] if len(sys.argv) > 4 else None
+failures = []
+
+try:
+    import h5py
+    import numpy as np
+except ImportError as exc:  # pragma: no cover
+    print(f"skip: {exc}")
+    sys.exit(77)
+
+FLOAT_KEYS = ["total_duration", "inclusive_duration", "exclusive_duration", "average_duration",
+              "min_duration", "max_duration", "first_duration", "last_duration", "std_duration",
+              "p50_duration", "p95_duration", "p99_duration", "rank_imbalance",
+              "rank_imbalance_pct"]
+# Values that are sums or stored durations: exact to the ns.
+NS_KEYS = {"total_duration", "inclusive_duration", "exclusive_duration", "min_duration",
+           "max_duration", "first_duration", "last_duration"}
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def run(*args, expect=0):
+    proc = subprocess.run([tool, *args], capture_output=True, text=True)
+    if expect is not None and proc.returncode != expect:
+        fail(f"{' '.join(args)}: exit {proc.returncode}, expected {expect}\n{proc.stderr}")
+    return proc
+
+
+def inspect_json(path, *extra):
+    proc = run("--json", *extra, path)
+    return json.loads(proc.stdout) if proc.returncode == 0 else None
+
+
+def close(got, want, key, where):
+    if want is None or got is None:
+        if want != got:
+            fail(f"{where} {key}: got {got!r}, expected {want!r}")
+        return
+    if key in NS_KEYS:
+        if round(got * 1e9) != round(want * 1e9):
+            fail(f"{where} {key}: got {got!r} ({round(got * 1e9)} ns), expected {want!r}")
+        return
+    if not math.isclose(got, want, rel_tol=1e-9, abs_tol=1e-15):
+        fail(f"{where} {key}: got {got!r}, expected {want!r}")
+
+
+def fixture(name):
+    folder, stem = name.split("-", 1)
+    return os.path.join(data, folder, stem + ".h5")
+
+
+def expected(name):
+    with open(os.path.join(data, "expected", name + ".summary.json")) as fh:
+        return json.load(fh)
+
+
+def compare_regions(got, want, where, keys=FLOAT_KEYS):
+    got_rows = {r["name"]: r for r in got["regions"]}
+    if [r["name"] for r in got["regions"]] != [r["name"] for r in want["regions"]]:
+        fail(f"{where}: region order {[r['name'] for r in got['regions']]} != "
+             f"{[r['name'] for r in want['regions']]}")
+    for row in want["regions"]:
+        mine = got_rows.get(row["name"])
+        if mine is None:
+            fail(f"{where}: region {row['name']} missing")
+            continue
+        for key in ("num_calls", "num_ranks"):
+            if mine[key] != row[key]:
+                fail(f"{where} {row['name']} {key}: got {mine[key]}, expected {row[key]}")
+        if list(mine["tags"]) != list(row["tags"]):
+            fail(f"{where} {row['name']} tags: {mine['tags']} != {row['tags']}")
+        for key in keys:
+            close(mine[key], row[key], key, f"{where} {row['name']}")
+
+
+# ---- acceptance against the package's JSON ---------------------------------
+
+def case_json():
+    want = expected(arg)
+    got = inspect_json(fixture(arg))
+    if got is None:
+        return
+    if got["num_ranks"] != want["num_ranks"]:
+        fail(f"num_ranks {got['num_ranks']} != {want['num_ranks']}")
+    keys = FLOAT_KEYS
+    with h5py.File(fixture(arg)) as h5:
+        aggregate = h5.attrs.get("storage_layout") in ("aggregate", b"aggregate")
+    if aggregate:
+        # The package's summary() reports 0.0 for every event-derived value
+        # of an aggregate file (it has no events to compute them from), while
+        # FORMAT.md 7.2/7.5 define avg/min/max from the stored columns and
+        # we report first/last/std/percentiles as unavailable (null). Compare
+        # what both define, and check the rest against the file's columns.
+        keys = ["total_duration", "inclusive_duration", "exclusive_duration",
+                "rank_imbalance", "rank_imbalance_pct"]
+        with h5py.File(fixture(arg)) as h5:
+            idx = h5["rank_region_index"]
+            names = [n.decode() if isinstance(n, bytes) else n for n in h5["region_table/names"][:]]
+            rows = {names[r]: i for i, r in enumerate(idx["region_ids"][:])}
+            for row in got["regions"]:
+                i = rows[row["name"]]
+                close(row["min_duration"], idx["aggregate_minimums"][i] / 1e9, "min_duration", row["name"])
+                close(row["max_duration"], idx["aggregate_maximums"][i] / 1e9, "max_duration", row["name"])
+                close(row["average_duration"], idx["aggregate_totals"][i] / idx["aggregate_counts"][i] / 1e9,
+                      "average_duration", row["name"])
+                for key in ("p50_duration", "std_duration", "first_duration"):
+                    if row[key] is not None:
+                        fail(f"{row['name']} {key} should be unavailable, got {row[key]}")
+    compare_regions(got, want, arg, keys)
+    for region, ranks in want["per_rank"].items():
+        for rank, values in ranks.items():
+            mine = got["per_rank"].get(region, {}).get(rank)
+            if values["num_calls"] == 0 and mine is None:
+                continue
+            if aggregate:
+                values = dict(values, total_ns=mine and mine["total_ns"])  # see above
+            if mine != values:
+                fail(f"per_rank {region} rank {rank}: {mine} != {values}")
+
+
+# ---- independent numpy computation -----------------------------------------
+
+def read_rows(path):
+    """(name, rank, starts, durations, call_ids, parent_ids) per index row."""
+    out = []
+    with h5py.File(path) as h5:
+        names = [n.decode() if isinstance(n, bytes) else str(n) for n in h5["region_table/names"][:]]
+        idx = h5["rank_region_index"]
+        ev = h5["events"]
+        deltas = ev["start_deltas"][:]
+        durs = ev["durations"][:]
+        cids = ev["call_ids"][:] if "call_ids" in ev else None
+        pids = ev["parent_ids"][:] if "parent_ids" in ev else None
+        for i, (region, rank, off, cnt) in enumerate(zip(idx["region_ids"][:], idx["ranks"][:],
+                                                         idx["event_offsets"][:], idx["event_counts"][:])):
+            sl = slice(int(off), int(off + cnt))
+            out.append((names[region], int(rank), np.cumsum(deltas[sl]), durs[sl],
+                        None if cids is None else cids[sl], None if pids is None else pids[sl]))
+    return out
+
+
+def case_numpy():
+    path = fixture(arg)
+    rows = read_rows(path)
+    # exclusive per (name, rank) from the stored parent ids
+    excl = {}
+    for rank in {r[1] for r in rows}:
+        dur_of, parent_of, name_of = {}, {}, {}
+        for name, rk, _, d, c, p in rows:
+            if rk != rank:
+                continue
+            for cid, pid, dd in zip(c, p, d):
+                dur_of[int(cid)] = int(dd)
+                parent_of[int(cid)] = int(pid)
+                name_of[int(cid)] = name
+        own = dict(dur_of)
+        for cid, pid in parent_of.items():
+            if pid >= 0 and pid in own:
+                own[pid] -= dur_of[cid]
+        for cid, value in own.items():
+            excl[(name_of[cid], rank)] = excl.get((name_of[cid], rank), 0) + value
+    got = inspect_json(path)
+    if got is None:
+        return
+    by_name = {}
+    for row in rows:
+        by_name.setdefault(row[0], []).append(row)
+    for name, parts in by_name.items():
+        parts = [p for p in parts if len(p[3])]
+        d = np.concatenate([p[3] for p in parts]) / 1e9
+        totals = np.array([p[3].sum() for p in parts], dtype=float) / 1e9
+        first = min(parts, key=lambda p: (p[2].min(), p[1]))
+        last = max(parts, key=lambda p: ((p[2] + p[3]).max(), -p[1]))
+        kept = totals[totals > 0]
+        imb = float(kept.max() / kept.mean()) if len(kept) >= 2 else 0.0
+        want = {
+            "num_calls": len(d), "total_duration": float(d.sum()),
+            "average_duration": float(d.mean()), "min_duration": float(d.min()),
+            "max_duration": float(d.max()), "std_duration": float(np.std(d)),
+            "p50_duration": float(np.percentile(d, 50)), "p95_duration": float(np.percentile(d, 95)),
+            "p99_duration": float(np.percentile(d, 99)),
+            "first_duration": float(first[3][0]) / 1e9, "last_duration": float(last[3][-1]) / 1e9,
+            "rank_imbalance": imb, "rank_imbalance_pct": (imb - 1) * 100 if imb else 0.0,
+            "exclusive_duration": sum(excl[(name, p[1])] for p in parts) / 1e9,
+        }
+        mine = next((r for r in got["regions"] if r["name"] == name), None)
+        if mine is None:
+            fail(f"{name} missing")
+            continue
+        if mine["num_calls"] != want.pop("num_calls"):
+            fail(f"{name} num_calls")
+        for key, value in want.items():
+            close(mine[key], value, key, name)
+
+
+def case_containment():
+    """Without stored ids or exclusive totals, nesting comes from timestamps
+    (per thread lane); exclusive time must still match the package's."""
+    src = fixture(arg)
+    path = os.path.join(os.getcwd(), "no_ids.h5")
+    shutil.copyfile(src, path)
+    with h5py.File(path, "r+") as h5:
+        for col in ("call_ids", "parent_ids"):
+            if col in h5["events"]:
+                del h5["events"][col]
+        ex = h5["rank_region_index/exclusive_totals"]
+        ex[...] = -1
+    got = inspect_json(path)
+    if got is not None:
+        compare_regions(got, expected(arg), "containment " + arg, ["exclusive_duration", "total_duration"])
+        if got["warnings"]:
+            fail(f"unexpected warnings {got['warnings']}")
+
+
+def case_nesting():
+    path = os.path.join(os.getcwd(), "bad_nesting.h5")
+    shutil.copyfile(os.path.join(data, "compat", "schema3.h5"), path)
+    with h5py.File(path, "r+") as h5:
+        # starts [10, 20, 40]: make call 0 end at 25, inside call 1 [20, 33]
+        h5["events/durations"][0] = 15
+        for col in ("call_ids", "parent_ids"):
+            if col in h5["events"]:
+                del h5["events"][col]
+        if "exclusive_totals" in h5["rank_region_index"]:
+            h5["rank_region_index/exclusive_totals"][...] = -1
+    proc = run("--ascii", path)
+    if "nested" not in proc.stderr or "solve" not in proc.stderr:
+        fail(f"nesting warning should name the region: {proc.stderr!r}")
+    if "solve (3x)" not in proc.stdout:
+        fail(f"flat table expected:\n{proc.stdout}")
+    got = inspect_json(path)
+    if got is not None:
+        row = got["regions"][0]
+        if row["exclusive_duration"] is not None or not got["warnings"]:
+            fail(f"exclusive should be null with a warning: {row}, {got['warnings']}")
+        if row["num_calls"] != 3 or round(row["total_duration"] * 1e9) != 15 + 13 + 15:
+            fail(f"other statistics must survive: {row}")
+
+
+# ---- the table ----------------------------------------------------------------
+
+def table_lines(text):
+    return [l for l in text.splitlines() if l.strip().startswith("\u2502") and "region" not in l]
+
+
+def case_tree():
+    """Box output equals the package's .summary.txt; (own) = parent
+    exclusive; parents before children; % parent adds up to 100."""
+    path = fixture(arg)
+    proc = run("--unicode", path)
+    with open(os.path.join(data, "expected", arg + ".summary.txt"), encoding="utf-8") as fh:
+        want = fh.read().strip("\n").splitlines()
+    got = proc.stdout.splitlines()
+    start = next((i for i, l in enumerate(got) if "\u256d" in l), None)
+    if start is None or got[start:start + len(want)] != want:
+        fail("table differs from the package's:\n" + "\n".join(got[start or 0:]) + "\nexpected:\n" + "\n".join(want))
+    js = inspect_json(path)
+    proc = run("--ascii", "--columns", "region,calls,total,exclusive,parent_percent", path)
+    rows = []
+    for line in proc.stdout.splitlines():
+        m = re.match(r"  \| ((?:\| )*)(`- )?(.*?)\s{2,}(.*) \|$", line)
+        if not m or m.group(3) == "region":
+            continue
+        depth = len(m.group(1)) // 2 + (1 if m.group(2) else 0)
+        cells = m.group(4).split()
+        rows.append((depth, m.group(3).strip(), cells))
+    if not rows:
+        fail("no rows parsed:\n" + proc.stdout)
+    region_excl = {r["name"]: r["exclusive_duration"] for r in js["regions"]}
+    for i, (depth, name, cells) in enumerate(rows):
+        if i and depth > rows[i - 1][0] + 1:
+            fail(f"row {name} deeper than its predecessor allows")
+        if name == "(own)":
+            parent = rows[i - 1]
+            if parent[0] != depth - 1:
+                fail("(own) must follow its parent directly")
+            total = float(cells[0])
+            # parent cells: calls, total, exclusive, % parent
+            if abs(total - float(parent[2][2])) > 1e-6:
+                fail(f"(own) {total} != parent exclusive {parent[2][2]}")
+            pname = parent[1].split(" ")[0]
+            if abs(total - region_excl[pname]) > 5e-7:
+                fail(f"(own) of {pname} {total} != JSON exclusive {region_excl[pname]}")
+            # children + own percentages of the parent add up to 100
+            share = float(cells[1].rstrip("%"))
+            j = i + 1
+            while j < len(rows) and rows[j][0] >= depth:
+                if rows[j][0] == depth:
+                    share += float(rows[j][2][-1].rstrip("%"))
+                j += 1
+            if abs(share - 100.0) > 0.1 * (j - i):
+                fail(f"% parent under {pname} adds up to {share}")
+
+
+def case_filter():
+    path = fixture(arg)
+    want = expected(arg)
+    got = inspect_json(path, "--include", "s", "--exclude", "solve")
+    if got is not None:
+        names = [r["name"] for r in got["regions"]]
+        wanted = [r["name"] for r in want["regions"] if re.match("s", r["name"]) and not re.match("solve", r["name"])]
+        if names != wanted:
+            fail(f"--include s --exclude solve: {names} != {wanted}")
+    # one rank: counts and totals must be that rank's own (per_rank)
+    got = inspect_json(path, "--ranks", "1-2")
+    if got is not None:
+        for row in got["regions"]:
+            ranks = want["per_rank"][row["name"]]
+            calls = sum(v["num_calls"] for k, v in ranks.items() if k in ("1", "2"))
+            total = sum(v["total_ns"] for k, v in ranks.items() if k in ("1", "2"))
+            if row["num_calls"] != calls or round(row["total_duration"] * 1e9) != total:
+                fail(f"--ranks 1-2 {row['name']}: {row['num_calls']}/{row['total_duration']} vs {calls}/{total}")
+    # hiding a child keeps the parent's (own) equal to its exclusive time
+    proc = run("--ascii", "--exclude", "exchange", path)
+    if "exchange" in proc.stdout:
+        fail("excluded region printed")
+    # sorting by total puts the larger sibling first
+    proc = run("--ascii", "--sort", "total", "--flat", path)
+    order = [l.split()[1] for l in proc.stdout.splitlines() if l.startswith("  | ") and "region" not in l]
+    totals = {r["name"]: r["total_duration"] for r in want["regions"]}
+    if [totals[n] for n in order] != sorted((totals[n] for n in order), reverse=True):
+        fail(f"--sort total order wrong: {order}")
+
+
+def case_error():
+    work = os.getcwd()
+    if arg == "missing":
+        path = os.path.join(work, "does_not_exist.h5")
+    elif arg == "random":
+        path = os.path.join(work, "random.h5")
+        with open(path, "wb") as fh:
+            fh.write(os.urandom(4096))
+    elif arg == "truncated":
+        path = os.path.join(work, "truncated.h5")
+        with open(fixture("driver-serial"), "rb") as fh:
+            blob = fh.read()
+        with open(path, "wb") as fh:
+            fh.write(blob[: len(blob) // 2])
+    elif arg == "schema4":
+        path = os.path.join(work, "schema4.h5")
+        shutil.copyfile(os.path.join(data, "compat", "schema3.h5"), path)
+        with h5py.File(path, "r+") as h5:
+            h5.attrs["scope_profiler_schema"] = np.int64(4)
+    for extra in ([], ["--json"]):
+        proc = run(*extra, path, expect=2)
+        lines = proc.stderr.strip().splitlines()
+        if len(lines) != 1 or path not in lines[0]:
+            fail(f"expected one line naming {path}, got {proc.stderr!r}")
+    # a good file after a bad one is still printed, exit stays 2
+    proc = run("--ascii", path, fixture("driver-serial"), expect=2)
+    if "timestep" not in proc.stdout:
+        fail("the readable file should still be printed")
+
+
+def case_usage():
+    for args in (["--bogus", fixture("driver-serial")], [], ["--sort", "nope", fixture("driver-serial")],
+                 ["--ranks", "3-1", fixture("driver-serial")], ["--include", "(", fixture("driver-serial")],
+                 ["--columns", "region,nope", fixture("driver-serial")]):
+        proc = run(*args, expect=1)
+        if not proc.stderr.strip():
+            fail(f"{args}: no message")
+    proc = run("--help")
+    if "Exit status" not in proc.stdout or "calls" not in proc.stdout:
+        fail("--help must document exit codes and columns")
+    proc = run("--metadata-only", fixture("driver-serial"))
+    if "label" not in proc.stdout or "timestep" in proc.stdout:
+        fail("--metadata-only output wrong")
+
+
+CASES = {"json": case_json, "numpy": case_numpy, "containment": case_containment,
+         "nesting": case_nesting, "tree": case_tree, "filter": case_filter, "error": case_error,
+         "usage": case_usage}
+CASES[case]()
+print("FAILED" if failures else "ok", f"({len(failures)} failure(s))")
+sys.exit(1 if failures else 0)
