@@ -14,16 +14,23 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "counters.h"
 #include "diag.h"
 #include "error.h"
 #include "h5_writer.h"
 #include "job.h"
 #include "profiler.h"
+#include "reader.h"
+#include "summary.h"
 #include "metadata.h"
 #include "recorder.h"
 #include "run.h"
 
 #define DEFAULT_FILE "profiling_data.h5"
+/* Above this many calls in a multi-rank job, the finalize summary reads
+ * only the per-row statistics back (a flat table in bounded memory) rather
+ * than every event of every rank. */
+#define SUMMARY_FULL_READ_LIMIT 20000000ull
 
 typedef struct spi_config {
     bool active;              /* between setup and finalize, not disabled */
@@ -55,6 +62,8 @@ SP_API void sp_options_init(sp_options *options) {
     options->metadata_detail = SP_METADATA_MINIMAL;
     options->write_file = 1;
     options->quiet = env_flag("SCOPE_PROFILER_QUIET");
+    options->perf_events = NULL; /* counters.c reads $SCOPE_PROFILER_PERF_EVENTS */
+    options->likwid = env_flag("SCOPE_PROFILER_LIKWID");
 }
 
 static void release_config(void) {
@@ -110,8 +119,12 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         return status;
     }
     config.start_time_ns = spi_clock_now_ns();
-    status = spi_recorder_start(options->buffer_limit_bytes);
+    /* Counters before the recorder: threads attach their counters as soon
+     * as recording starts. */
+    status = spi_counters_configure(options);
+    if (status == SP_OK) status = spi_recorder_start(options->buffer_limit_bytes);
     if (status != SP_OK) {
+        spi_counters_shutdown();
         spi_job_stop();
         release_config();
         spi_status_remember(status);
@@ -157,6 +170,28 @@ static void print_report(const spi_job_totals *totals, const spi_run_report *rep
     fflush(stdout);
 }
 
+/* The summary table after the report, on rank 0 only. One rank's profile
+ * is in memory; a multi-rank job's is only in the file rank 0 just wrote,
+ * so it is read back from there (all ranks, one table). */
+static void print_summary(const spi_profile *local, const spi_job_totals *totals, bool written) {
+    const char *wanted = getenv("SCOPE_PROFILER_SUMMARY");
+    if (config.quiet || spi_job_rank() != 0 || (wanted && strcmp(wanted, "0") == 0)) return;
+    spi_error err;
+    spi_error_clear(&err);
+    if (totals->ranks > 1 && written) {
+        spi_profile job = {0};
+        unsigned flags = totals->events > SUMMARY_FULL_READ_LIMIT ? SPI_READ_SUMMARY_ONLY : 0;
+        if (spi_profile_read(&job, config.file_path, flags, &err) == SP_OK)
+            spi_summary_print(&job, stdout, NULL, &err);
+        spi_profile_free(&job);
+    } else if (local->row_count) {
+        spi_summary_print(local, stdout, NULL, &err);
+    }
+    /* A nesting problem still prints a flat table; say why in one line. */
+    if (err.status != SP_OK) spi_diag("summary: %s", err.message);
+    fflush(stdout);
+}
+
 SP_API int sp_finalize(void) {
     if (config.disabled) {
         release_config();
@@ -176,6 +211,9 @@ SP_API int sp_finalize(void) {
     spi_run_report report;
     uint32_t rank = spi_job_rank();
     int status = spi_run_collect(&session, rank, &profile, &report);
+    /* Counter totals live in the threads' state: collect before release. */
+    if (status == SP_OK) status = spi_counters_collect(&session, rank, &profile);
+    spi_counters_shutdown();
     spi_recorder_release(&session);
     if (status != SP_OK) spi_error_set(&err, status, "out of memory while collecting the calls");
 
@@ -206,6 +244,9 @@ SP_API int sp_finalize(void) {
     else if (status == SP_OK && report.open_calls) status = SP_ERR_OPEN_AT_FINALIZE;
     err.status = status;
     print_report(&totals, &report, write_ns, &err);
+    print_summary(&profile, &totals,
+                  config.write_file && (status == SP_OK || status == SP_ERR_OPEN_AT_FINALIZE ||
+                                        status == SP_ERR_BUFFER_LIMIT));
 
     spi_profile_free(&profile);
     spi_job_stop();
