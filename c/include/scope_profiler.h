@@ -47,6 +47,8 @@
  *   SCOPE_PROFILER_DISABLE  "1": every call becomes a no-op, no file is written
  *   SCOPE_PROFILER_QUIET    "1": no report and no diagnostics on stdout/stderr
  *   SCOPE_PROFILER_LABEL    label of the run when the options give none
+ *   SCOPE_PROFILER_PERF_EVENTS  comma list of perf events (sp_options.perf_events)
+ *   SCOPE_PROFILER_LIKWID   "1": LIKWID marker regions (sp_options.likwid)
  */
 #ifndef SCOPE_PROFILER_H
 #define SCOPE_PROFILER_H
@@ -143,6 +145,20 @@ typedef struct sp_options {
     /** 1: print nothing (no report, no diagnostics). Default 0, or 1 when
      *  $SCOPE_PROFILER_QUIET is "1". */
     int quiet;
+    /** Linux perf events counted per region and thread, as a comma list of
+     *  perf's generic names ("cycles,instructions,cache-misses,
+     *  cache-references,branches,branch-misses,task-clock,page-faults,
+     *  context-switches,cpu-migrations", ...); inclusive totals per region,
+     *  summed over threads, go to rank<N>/perf_events. NULL (default):
+     *  $SCOPE_PROFILER_PERF_EVENTS, else none. Events this machine cannot
+     *  count and unknown names are reported once on stderr and skipped; the
+     *  run is never stopped by them. Copied at setup. */
+    const char *perf_events;
+    /** 1: LIKWID marker regions around every region (results in
+     *  rank<N>/likwid). Needs a build with LIKWID and a run under
+     *  `likwid-perfctr -m`; otherwise one notice and the run goes on without.
+     *  Default 0, or 1 when $SCOPE_PROFILER_LIKWID is "1". */
+    int likwid;
 } sp_options;
 
 /**

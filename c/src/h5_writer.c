@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "counters.h"
 #include "h5_util.h"
 
 #define SPI_COMPRESS_MIN_EVENTS 16384
@@ -602,6 +603,8 @@ int spi_profile_write(const spi_profile *profile, const char *path, spi_error *e
         if (status == SP_OK) status = spi_writer_append_events(w, &chunk, err);
         if (status == SP_OK) status = spi_writer_end_row(w, err);
     }
+    /* rank<N>/perf_events and rank<N>/likwid (h5_writer_counters.c) */
+    if (status == SP_OK) status = spi_writer_write_counters(w, profile, err);
     if (status == SP_OK) return spi_writer_publish(w, err);
     spi_writer_abort(w);
     return status;

@@ -37,5 +37,6 @@ void spi_profile_free(spi_profile *profile) {
         spi_free(perf->values);
     }
     spi_free(profile->perf);
+    spi_likwid_records_free(profile); /* counters_records.c */
     *profile = (spi_profile){0};
 }

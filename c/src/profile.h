@@ -69,6 +69,34 @@ typedef struct spi_perf_record {
     size_t counter_count;
 } spi_perf_record;
 
+/* rank<N>/likwid/regions/<tag> (FORMAT.md 1.7): one LIKWID marker region of
+ * one rank, per hardware thread. Matrices are row-major [name][thread]. */
+typedef struct spi_likwid_record {
+    uint32_t rank;
+    char *tag;                /* the real tag ('/' allowed; the group name maps it) */
+    int64_t group_id;         /* -1 = unknown */
+    char *group_name;
+    char *source;             /* "marker_api", "marker_file", "full_api" */
+    char **event_names;       /* [event_count] */
+    char **counter_names;     /* [event_count] or NULL (optional in files) */
+    char **metric_names;      /* [metric_count] */
+    size_t event_count;
+    size_t metric_count;
+    size_t thread_count;
+    int64_t *cpus;            /* [thread_count] */
+    double *times;            /* [thread_count] seconds */
+    int64_t *call_counts;     /* [thread_count] */
+    double *events;           /* [event_count * thread_count] */
+    double *metrics;          /* [metric_count * thread_count] */
+} spi_likwid_record;
+
+/* A LIKWID_* environment variable of a rank: rank<N>/likwid group attrs. */
+typedef struct spi_likwid_env {
+    uint32_t rank;
+    char *name;
+    char *value;
+} spi_likwid_env;
+
 typedef struct spi_profile {
     spi_meta metadata;
     char **names;             /* region table, region id = index */
@@ -83,6 +111,11 @@ typedef struct spi_profile {
     uint64_t event_count;     /* sum of row counts */
     spi_perf_record *perf;
     size_t perf_count;
+    /* LIKWID results (counters module, reader_h5_likwid.c) */
+    spi_likwid_record *likwid;
+    size_t likwid_count;
+    spi_likwid_env *likwid_env;
+    size_t likwid_env_count;
     /* Filled by the reader; zero in a profile built by the recorder. */
     int schema_version;       /* HDF5 schema 1..3; 0 for a trace */
     int trace_version;        /* .spt format 1..2; 0 for HDF5 */
@@ -96,5 +129,7 @@ typedef struct spi_profile {
 /* Release everything a profile owns and zero it. */
 void spi_profile_free(spi_profile *profile);
 void spi_row_free(spi_row *row);
+/* Release the LIKWID records and environment of a profile (counters_records.c). */
+void spi_likwid_records_free(spi_profile *profile);
 
 #endif /* SPI_PROFILE_H */

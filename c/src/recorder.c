@@ -22,6 +22,7 @@
 
 #include "alloc.h"
 #include "clock.h"
+#include "counters.h"
 #include "diag.h"
 #include "error.h"
 #include "registry.h"
@@ -78,6 +79,7 @@ static void free_thread(spi_thread *t) {
     spi_free(t->cache_hashes);
     spi_free(t->cache_handles);
     spi_free(t->far_parents);
+    spi_counters_thread_release(t->counters);
     spi_free(t);
 }
 
@@ -103,6 +105,9 @@ static spi_thread *new_thread(void) {
     t->alive = true;
     if (t->is_main || pthread_getname_np(t->pthread, t->name, sizeof t->name) != 0)
         snprintf(t->name, sizeof t->name, "%s", t->is_main ? "MainThread" : "thread");
+    /* Counters are per thread (perf fds, LIKWID thread init): opened here,
+     * on the thread itself, off the hot path. NULL when counters are off. */
+    t->counters = spi_counters_thread_attach();
     return t;
 }
 
@@ -202,6 +207,8 @@ static inline int push_call(spi_thread *t, int region) {
     spi_frame *frame = &t->stack[t->depth++];
     frame->region = region;
     frame->sequence = t->next_sequence++;
+    /* counters: read before the clock, so their cost is outside the region */
+    if (__builtin_expect(t->counters != NULL, 0)) spi_counters_begin(t->counters, region);
     frame->start_ns = spi_clock_now_ns(); /* last: closest to the user's code */
     return SP_OK;
 }
@@ -225,6 +232,8 @@ static inline int pop_call(spi_thread *t, int region, int64_t now_ns) {
     if (__builtin_expect(t->depth == 0 || t->stack[t->depth - 1].region != region, 0))
         return report_unmatched(t, region);
     const spi_frame *frame = &t->stack[--t->depth];
+    /* counters: after the match check, so their stack pops in step */
+    if (__builtin_expect(t->counters != NULL, 0)) spi_counters_end(t->counters, region);
     if (__builtin_expect(t->cursor == t->chunk_end, 0)) {
         int status = add_chunk(t);
         if (status != SP_OK) {

@@ -61,6 +61,9 @@ typedef struct spi_thread {
     spi_event *chunk_end;
     spi_chunk *tail;
     int64_t next_sequence;
+    /* counters.h: per-thread counter state, NULL when no counters run in
+     * this session; the hot path tests only this (one predictable branch). */
+    struct spi_counters_thread *counters;
 
     /* by-name fast path: the last handle seen for a name pointer, per slot
      * of a small direct-mapped table; the name's bytes are still compared,

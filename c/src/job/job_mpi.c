@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "../alloc.h"
+#include "../counters.h"
 #include "../h5_writer.h"
 #include "../registry.h"
 
@@ -343,6 +344,41 @@ static int byte_layout(const wire_counts *counts, size_t field, size_t unit, int
     return *total > (uint64_t)INT32_MAX ? SP_ERR_UNSUPPORTED : SP_OK;
 }
 
+/* Counter results (perf totals, LIKWID regions: a few KiB per rank) go to
+ * rank 0 as one packed blob per rank (counters_records.c) and land in
+ * `into`, which rank 0 writes before publish. Collective; every rank calls
+ * it whatever its status. */
+static int gather_counters(const spi_profile *local, spi_profile *into, int status,
+                           spi_error *err) {
+    unsigned char *mine = NULL, *all = NULL;
+    size_t mine_len = 0;
+    if (spi_counters_pack(local, &mine, &mine_len) != SP_OK && status == SP_OK)
+        status = SP_ERR_OUT_OF_MEMORY;
+    int len = mine_len > (size_t)INT32_MAX ? 0 : (int)mine_len;
+    int *lens = job_rank == 0 ? spi_calloc((size_t)job_size, sizeof *lens) : NULL;
+    int *displs = job_rank == 0 ? spi_calloc((size_t)job_size, sizeof *displs) : NULL;
+    if (job_rank == 0 && (!lens || !displs) && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
+    int rc = MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering counter sizes");
+    long total = 0;
+    for (int r = 0; lens && displs && r < job_size; r++) {
+        displs[r] = (int)total;
+        total += lens[r];
+    }
+    if (job_rank == 0 && total > INT32_MAX) total = 0, status = SP_ERR_UNSUPPORTED;
+    if (job_rank == 0) all = spi_malloc((size_t)total + 1);
+    if (job_rank == 0 && !all && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
+    rc = MPI_Gatherv(mine, len, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering counters");
+    for (int r = 0; job_rank == 0 && status == SP_OK && r < job_size; r++)
+        status = spi_counters_unpack(all + displs[r], (size_t)lens[r], (uint32_t)r, into);
+    spi_free(mine);
+    spi_free(all);
+    spi_free(lens);
+    spi_free(displs);
+    return status;
+}
+
 int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *totals,
                   spi_error *err) {
     *totals = (spi_job_totals){0};
@@ -393,6 +429,8 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     rc = MPI_Gatherv(threads, (int)(mine.threads * sizeof(wire_thread)), MPI_BYTE, all_threads,
                      sizes, displs, MPI_BYTE, 0, job_comm);
     if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering thread tables");
+    spi_profile counters = {0}; /* only its perf/likwid records are used */
+    status = gather_counters(local, &counters, status, err);
 
     if (root && status == SP_OK) {
         /* Union of region names, first seen by rank; map each rank's ids. */
@@ -453,6 +491,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
                                             buffer, err);
                 if (status == SP_OK) status = received;
             }
+            if (status == SP_OK) status = spi_writer_write_counters(w, &counters, err);
             if (status == SP_OK) status = spi_writer_publish(w, err);
             else spi_writer_abort(w);
             w = NULL;
@@ -486,6 +525,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     spi_free(region_map);
     spi_free(u.names);
     spi_free(u.slots);
+    spi_profile_free(&counters);
     if (status == SP_ERR_OUT_OF_MEMORY && err && err->status == SP_OK)
         spi_error_set(err, status, "%s: out of memory while writing the job's profile", path);
     return status;

@@ -1,0 +1,204 @@
+/*
+ * h5_writer_counters.c - the rank<N>/perf_events and rank<N>/likwid groups
+ * (FORMAT.md 1.7), added to a writer's open file before publish.
+ *
+ * Types follow what h5py gives the Python writer: Python ints as i8
+ * scalars, strings and lists of strings as vlen UTF-8, `values` u8, the
+ * LIKWID matrices f8 [names x threads]. A rank<N> group is created once
+ * (create, never require: FORMAT.md makes a duplicate an error) and holds
+ * both subgroups of that rank.
+ */
+#include <hdf5.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "counters.h"
+#include "h5_util.h"
+#include "h5_writer.h"
+#include "schema.h"
+
+static int attr_string(hid_t object, const char *name, const char *value) {
+    hid_t type = spi_elem_file_type(SPI_ELEM_STR);
+    hid_t space = H5Screate(H5S_SCALAR);
+    hid_t attr = type >= 0 && space >= 0
+                     ? H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT)
+                     : -1;
+    const char *text = value ? value : "";
+    int ok = attr >= 0 && H5Awrite(attr, type, &text) >= 0;
+    if (attr >= 0) H5Aclose(attr);
+    if (space >= 0) H5Sclose(space);
+    spi_elem_type_release(SPI_ELEM_STR, type);
+    return ok ? SP_OK : SP_ERR_HDF5;
+}
+
+static int attr_strings(hid_t object, const char *name, char *const *items, size_t count) {
+    hid_t type = spi_elem_file_type(SPI_ELEM_STR);
+    hsize_t dims[1] = {count};
+    hid_t space = H5Screate_simple(1, dims, NULL);
+    hid_t attr = type >= 0 && space >= 0
+                     ? H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT)
+                     : -1;
+    int ok = attr >= 0 && (count == 0 || H5Awrite(attr, type, items) >= 0);
+    if (attr >= 0) H5Aclose(attr);
+    if (space >= 0) H5Sclose(space);
+    spi_elem_type_release(SPI_ELEM_STR, type);
+    return ok ? SP_OK : SP_ERR_HDF5;
+}
+
+static int attr_i64(hid_t object, const char *name, int64_t value) {
+    hid_t space = H5Screate(H5S_SCALAR);
+    hid_t attr = space >= 0 ? H5Acreate2(object, name, H5T_STD_I64LE, space, H5P_DEFAULT,
+                                         H5P_DEFAULT)
+                            : -1;
+    int ok = attr >= 0 && H5Awrite(attr, H5T_NATIVE_INT64, &value) >= 0;
+    if (attr >= 0) H5Aclose(attr);
+    if (space >= 0) H5Sclose(space);
+    return ok ? SP_OK : SP_ERR_HDF5;
+}
+
+/* A contiguous dataset of rank 1 or 2 written whole. */
+static int dataset(hid_t parent, const char *name, hid_t file_type, hid_t memory_type, int rank,
+                   const hsize_t *dims, const void *data) {
+    hid_t space = H5Screate_simple(rank, dims, NULL);
+    hid_t dset = space >= 0 ? H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT,
+                                         H5P_DEFAULT, H5P_DEFAULT)
+                            : -1;
+    hsize_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
+    int ok = dset >= 0 && (n == 0 || H5Dwrite(dset, memory_type, H5S_ALL, H5S_ALL,
+                                              H5P_DEFAULT, data) >= 0);
+    if (dset >= 0) H5Dclose(dset);
+    if (space >= 0) H5Sclose(space);
+    return ok ? SP_OK : SP_ERR_HDF5;
+}
+
+static hid_t create_group(hid_t parent, const char *name) {
+    return H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+}
+
+/* Get-or-create the subgroup: several records share perf_events/. */
+static hid_t child_group(hid_t parent, const char *name) {
+    if (H5Lexists(parent, name, H5P_DEFAULT) > 0) return H5Gopen2(parent, name, H5P_DEFAULT);
+    return create_group(parent, name);
+}
+
+static int write_perf(hid_t rank_group, const spi_perf_record *r) {
+    hid_t perf = child_group(rank_group, "perf_events");
+    /* "a/b" and "a|b" map to one group name: keep the first, not fail. */
+    if (perf >= 0 && H5Lexists(perf, r->region, H5P_DEFAULT) > 0) {
+        H5Gclose(perf);
+        return SP_OK;
+    }
+    hid_t group = perf >= 0 ? create_group(perf, r->region) : -1;
+    int status = group >= 0 ? SP_OK : SP_ERR_HDF5;
+    if (status == SP_OK) status = attr_i64(group, "calls", r->calls);
+    if (status == SP_OK) status = attr_strings(group, "event_names", r->event_names,
+                                               r->counter_count);
+    hsize_t dims[1] = {r->counter_count};
+    if (status == SP_OK)
+        status = dataset(group, "values", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, dims, r->values);
+    if (group >= 0) H5Gclose(group);
+    if (perf >= 0) H5Gclose(perf);
+    return status;
+}
+
+static int write_likwid_region(hid_t regions, const spi_likwid_record *r) {
+    char *name = spi_strdup(r->tag ? r->tag : "");
+    if (!name) return SP_ERR_OUT_OF_MEMORY;
+    for (char *p = name; *p; p++)
+        if (*p == '/') *p = '|';
+    hid_t group = create_group(regions, name);
+    spi_free(name);
+    int status = group >= 0 ? SP_OK : SP_ERR_HDF5;
+    if (status == SP_OK) status = attr_string(group, "tag", r->tag);
+    if (status == SP_OK) status = attr_i64(group, "group_id", r->group_id);
+    if (status == SP_OK) status = attr_string(group, "group_name", r->group_name);
+    if (status == SP_OK) status = attr_string(group, "source", r->source);
+    if (status == SP_OK)
+        status = attr_strings(group, "event_names", r->event_names, r->event_count);
+    if (status == SP_OK && r->counter_names)
+        status = attr_strings(group, "counter_names", r->counter_names, r->event_count);
+    if (status == SP_OK)
+        status = attr_strings(group, "metric_names", r->metric_names, r->metric_count);
+    hsize_t threads[1] = {r->thread_count};
+    hsize_t events[2] = {r->event_count, r->thread_count};
+    hsize_t metrics[2] = {r->metric_count, r->thread_count};
+    if (status == SP_OK)
+        status = dataset(group, "cpus", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, threads, r->cpus);
+    if (status == SP_OK)
+        status = dataset(group, "times", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, threads, r->times);
+    if (status == SP_OK)
+        status = dataset(group, "call_counts", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, threads,
+                         r->call_counts);
+    if (status == SP_OK)
+        status = dataset(group, "events", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, events, r->events);
+    if (status == SP_OK)
+        status = dataset(group, "metrics", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, metrics,
+                         r->metrics);
+    if (group >= 0) H5Gclose(group);
+    return status;
+}
+
+static int write_likwid(hid_t rank_group, const spi_profile *p, uint32_t rank) {
+    hid_t likwid = create_group(rank_group, "likwid");
+    int status = likwid >= 0 ? SP_OK : SP_ERR_HDF5;
+    int64_t regions_of_rank = 0;
+    for (size_t i = 0; i < p->likwid_count; i++) regions_of_rank += p->likwid[i].rank == rank;
+    for (size_t i = 0; status == SP_OK && i < p->likwid_env_count; i++)
+        if (p->likwid_env[i].rank == rank)
+            status = attr_string(likwid, p->likwid_env[i].name, p->likwid_env[i].value);
+    if (status == SP_OK) status = attr_i64(likwid, "num_regions", regions_of_rank);
+    hid_t regions = status == SP_OK ? create_group(likwid, "regions") : -1;
+    if (status == SP_OK && regions < 0) status = SP_ERR_HDF5;
+    for (size_t i = 0; status == SP_OK && i < p->likwid_count; i++)
+        if (p->likwid[i].rank == rank) status = write_likwid_region(regions, &p->likwid[i]);
+    if (regions >= 0) H5Gclose(regions);
+    if (likwid >= 0) H5Gclose(likwid);
+    return status;
+}
+
+static bool rank_seen_before(const spi_profile *p, uint32_t rank, size_t perf_end,
+                             size_t likwid_end) {
+    for (size_t i = 0; i < perf_end; i++)
+        if (p->perf[i].rank == rank) return true;
+    for (size_t i = 0; i < likwid_end; i++)
+        if (p->likwid[i].rank == rank) return true;
+    return false;
+}
+
+static int write_rank(hid_t file, const spi_profile *p, uint32_t rank) {
+    char name[32];
+    snprintf(name, sizeof name, "rank%u", rank);
+    /* Another module (line profiles) may own rank<N> too: share it. */
+    hid_t group = child_group(file, name);
+    int status = group >= 0 ? SP_OK : SP_ERR_HDF5;
+    for (size_t i = 0; status == SP_OK && i < p->perf_count; i++)
+        if (p->perf[i].rank == rank) status = write_perf(group, &p->perf[i]);
+    bool has_likwid = false;
+    for (size_t i = 0; i < p->likwid_count; i++) has_likwid |= p->likwid[i].rank == rank;
+    if (status == SP_OK && has_likwid) status = write_likwid(group, p, rank);
+    if (group >= 0) H5Gclose(group);
+    return status;
+}
+
+int spi_writer_write_counters(spi_writer *w, const spi_profile *p, spi_error *err) {
+    if (p->perf_count == 0 && p->likwid_count == 0) return SP_OK;
+    spi_h5_silence_state silence;
+    spi_h5_silence(&silence);
+    hid_t file = spi_writer_file(w);
+    int status = SP_OK;
+    for (size_t i = 0; status == SP_OK && i < p->perf_count; i++)
+        if (!rank_seen_before(p, p->perf[i].rank, i, 0)) status = write_rank(file, p, p->perf[i].rank);
+    for (size_t i = 0; status == SP_OK && i < p->likwid_count; i++)
+        if (!rank_seen_before(p, p->likwid[i].rank, p->perf_count, i))
+            status = write_rank(file, p, p->likwid[i].rank);
+    if (status != SP_OK) {
+        char detail[256];
+        spi_h5_last_message(detail, sizeof detail);
+        status = spi_error_set(err, status, "cannot write the counter groups (rank<N>/perf_events, "
+                               "rank<N>/likwid): %s", detail);
+    }
+    spi_h5_restore(&silence);
+    return status;
+}
