@@ -206,6 +206,11 @@ int main(int argc, char **argv) {
     double off_handle = time_loop(c_handle_pairs, PROFILING_DISABLED, handle, pairs, repetitions);
     double off_name = time_loop(c_name_pairs, PROFILING_DISABLED, handle, pairs, repetitions);
     double compiled_out = time_loop(compiled_out_loop, PROFILING_DISABLED, handle, pairs, repetitions);
+    /* counters: two perf events read at every begin and end (system calls,
+     * so fewer pairs); last, so the variable cannot leak into other rows */
+    setenv("SCOPE_PROFILER_PERF_EVENTS", "task-clock,page-faults", 1);
+    double c_perf = time_loop(c_handle_pairs, PROFILING_ON, handle, pairs / 16 + 16, repetitions);
+    unsetenv("SCOPE_PROFILER_PERF_EVENTS");
 #ifdef SP_BENCH_FORTRAN
     double f_handle = time_loop(f_handle_pairs, PROFILING_ON, handle, pairs, repetitions);
     double f_name = time_loop(f_name_pairs, PROFILING_ON, handle, pairs, repetitions);
@@ -218,6 +223,7 @@ int main(int argc, char **argv) {
     row("2 empty calls (call floor)", floor_ns, base);
     row("C handle", c_handle, base);
     row("C by-name", c_name, base);
+    row("C handle + 2 perf events", c_perf, base);
     row("disabled, C handle", off_handle, base);
     row("disabled, C by-name", off_name, base);
     row("compiled out (both APIs)", compiled_out, base);
