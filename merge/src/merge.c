@@ -311,18 +311,29 @@ static int plan(merge *m, spi_error *err) {
     return SP_OK;
 }
 
+/* Sizes of the run: the merged run is as large as its largest part, so
+ * these take the maximum over inputs instead of the first input's value. */
+static const char *const size_keys[] = {"mpi_size", "num_nodes", "omp_num_threads",
+                                        "total_cores"};
+#define SIZE_KEY_COUNT (sizeof size_keys / sizeof *size_keys)
+
 static int build_metadata(const merge *m, spi_meta *meta, spi_error *err) {
-    int64_t mpi_size = 0;
+    int64_t largest[SIZE_KEY_COUNT] = {0};
     for (size_t i = 0; i < m->input_count; i++) {
         const spi_meta *source = &m->inputs[i].prof.metadata;
         for (size_t e = 0; e < source->count; e++)
             if (spi_meta_add_missing(meta, &source->entries[e]) != SP_OK) return oom(err);
-        const spi_meta_entry *size = spi_meta_find(source, "mpi_size");
-        if (size && size->kind == SPI_META_I64 && size->i64 > mpi_size) mpi_size = size->i64;
+        for (size_t k = 0; k < SIZE_KEY_COUNT; k++) {
+            const spi_meta_entry *size = spi_meta_find(source, size_keys[k]);
+            if (size && size->kind == SPI_META_I64 && size->i64 > largest[k]) largest[k] = size->i64;
+        }
     }
-    if (m->rank_count && (int64_t)m->ranks[m->rank_count - 1] + 1 > mpi_size)
-        mpi_size = (int64_t)m->ranks[m->rank_count - 1] + 1;
-    if (mpi_size > 0 && spi_meta_set_i64(meta, "mpi_size", mpi_size) != SP_OK) return oom(err);
+    /* mpi_size also covers every rank that has rows. */
+    if (m->rank_count && (int64_t)m->ranks[m->rank_count - 1] + 1 > largest[0])
+        largest[0] = (int64_t)m->ranks[m->rank_count - 1] + 1;
+    for (size_t k = 0; k < SIZE_KEY_COUNT; k++)
+        if (largest[k] > 0 && spi_meta_set_i64(meta, size_keys[k], largest[k]) != SP_OK)
+            return oom(err);
     if (m->options->label && spi_meta_set_str(meta, "label", m->options->label) != SP_OK)
         return oom(err);
     return SP_OK;
