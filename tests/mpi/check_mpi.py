@@ -27,6 +27,7 @@ ap.add_argument("--ranks", type=int, required=True)
 ap.add_argument("--mode", required=True)
 ap.add_argument("--program", required=True)
 ap.add_argument("--workdir", required=True)
+ap.add_argument("--reader", required=True, help="read_back: the file through our reader")
 args = ap.parse_args()
 
 shutil.rmtree(args.workdir, ignore_errors=True)
@@ -112,6 +113,17 @@ with h5py.File(out, "r") as f:
                     check(ids[parent][1] <= s and e <= ids[parent][2], "parent encloses child")
             else:
                 check(parent == -1, f"rank {r}: {name} is a root")
+
+# The same file through our own reader (scope_profiler_results.h).
+read = subprocess.run([args.reader, out], capture_output=True, text=True)
+check(read.returncode == 0, f"our reader opens the file: {read.stderr.strip()}")
+lines = read.stdout.splitlines()
+check(bool(lines) and lines[0] == f"ranks {n}", f"our reader: {lines[:1]} ranks == {n}")
+ours = {}
+for line in lines[1:]:
+    rank, name, calls, _first = line.split()
+    ours[(int(rank), name)] = int(calls)
+check(ours == expected, f"our reader's rows {ours} == {expected}")
 
 print(f"{len(failures)} failed" if failures else "mpi: all checks passed")
 sys.exit(1 if failures else 0)
