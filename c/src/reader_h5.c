@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "h5_util.h"
 #include "reader.h"
 #include "reader_h5_util.h"
 
@@ -708,12 +709,10 @@ static int read_file(spi_profile *out, const char *path, unsigned flags, spi_err
 
 int spi_read_h5(spi_profile *out, const char *path, unsigned flags, spi_error *err) {
     pthread_mutex_lock(&h5_lock);
-    H5E_auto2_t saved_func = NULL;
-    void *saved_data = NULL;
-    H5Eget_auto2(H5E_DEFAULT, &saved_func, &saved_data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    spi_h5_silence_state silence;
+    spi_h5_silence(&silence);
     int status = read_file(out, path, flags, err);
-    H5Eset_auto2(H5E_DEFAULT, saved_func, saved_data);
+    spi_h5_restore(&silence);
     pthread_mutex_unlock(&h5_lock);
     return status;
 }
