@@ -286,8 +286,10 @@ static int test_perf_threads(void) {
     int64_t wall = region_total_ns(res, "threaded");
     printf("threaded: task-clock %.3f ms over %d threads, durations %.3f ms\n", task_ns / 1e6,
            THREADS, wall / 1e6);
-    /* summed over threads: close to the summed durations, not to one */
-    CHECK(wall > 0 && (double)task_ns > 0.5 * (double)wall && (double)task_ns < 1.5 * (double)wall);
+    /* Summed over threads, so of the order of the summed durations; 4
+     * threads on fewer CPUs wait inside regions (durations grow, CPU time
+     * does not), so only the upper bound is tight. */
+    CHECK(wall > 0 && (double)task_ns > 0.1 * (double)wall && (double)task_ns < 1.2 * (double)wall);
     sp_results_close(res);
     printf("path: Linux perf software events, %d threads\n", THREADS);
     return 0;
