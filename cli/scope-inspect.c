@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inspect_counters.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
 #include "scope_profiler_summary.h"
@@ -512,6 +513,7 @@ static int print_text(FILE *out, const sp_results *res, const args *a) {
     o.rank_count = a->rank_count;
     char msg[1024];
     int status = sp_summary_print(res, out, &o, msg, sizeof msg);
+    inspect_print_counters(out, res); /* counters: cli/inspect_counters.c */
     if (status == SP_ERR_NESTING) {
         fprintf(stderr, "scope-inspect: warning: %s: %s\n", sp_results_path(res), msg);
         status = SP_OK;
