@@ -13,7 +13,8 @@
  *   - a region name found in more than one input is refused
  *     (SP_ERR_REGION_COLLISION), because merging would double-count it;
  *   - metadata is a key-by-key union where earlier inputs win; the label is
- *     options->label, else the first input's; mpi_size is the largest;
+ *     options->label, else the first input's; the run's sizes (mpi_size,
+ *     num_nodes, omp_num_threads, total_cores) are the largest of the inputs;
  *   - call ids are renumbered so they stay unique per rank, and a root call
  *     of a later input that lies inside a call of an earlier one (same
  *     rank, main thread) gets the innermost such call as its parent, so the
