@@ -342,8 +342,12 @@ function(_scope_profiler_install)
 
   if(TARGET scopeprofiler_fortran)
     # The module directory is fixed by the Fortran part; only the .mod files
-    # are public (submodule .smod files are implementation details).
-    install(DIRECTORY "${CMAKE_BINARY_DIR}/fortran/include/"
+    # are public (submodule .smod files are implementation details). It is
+    # read from the target, not derived from CMAKE_BINARY_DIR: when this
+    # project is a subproject (add_subdirectory, FetchContent) that is the
+    # parent's build directory.
+    get_target_property(fortran_moddir scopeprofiler_fortran Fortran_MODULE_DIRECTORY)
+    install(DIRECTORY "${fortran_moddir}/"
       DESTINATION "${SCOPE_PROFILER_INSTALL_FORTRAN_MODDIR}"
       COMPONENT development
       FILES_MATCHING PATTERN "*.mod")
