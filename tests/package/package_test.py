@@ -14,9 +14,17 @@ Subcommands (see tests/package/CMakeLists.txt for how ctest calls them):
       Install into S, then move S to D (a different, deeper path). S no
       longer exists afterwards, so any reference to it fails loudly.
 
-  consumer --kind c|cxx|fortran|makefile --prefix P --work W [-- CMAKE_ARGS]
+  consumer --kind c|cxx|fortran|makefile|mpi --prefix P --work W [-- CMAKE_ARGS]
       Configure, build and run consumers/<kind> out of tree against P; the
-      written profile must be schema 3 and hold the consumer's regions.
+      written profile must be schema 3 and hold the consumer's regions, and
+      P/bin/scope-inspect must read it. The mpi kind runs under
+      `mpirun -np 2` (--mpiexec) and expects one file with both ranks.
+
+  subproject --mode add_subdirectory|fetchcontent --source S --work W
+             --expect-targets a,b [-- CMAKE_ARGS]
+      Build consumers/<mode>, which pulls the SOURCE tree S into its own
+      build, and run the C, C++ and Fortran programs it builds through the
+      in-tree ScopeProfiler:: targets; each profile is checked as above.
 
   missing-component --prefix P --work W [-- CMAKE_ARGS]
       Requesting a component this installation lacks must fail the
@@ -29,6 +37,7 @@ Subcommands (see tests/package/CMakeLists.txt for how ctest calls them):
 Exit codes: 0 pass, 1 fail, 77 skip.
 """
 import argparse
+import json
 import os
 import re
 import shutil
@@ -48,9 +57,23 @@ EXPECTED = {
     "cxx": {"cxx_consumer_main": 1, "cxx_consumer_loop": 3, "cxx_consumer_work": 3},
     "fortran": {"fortran_consumer_outer": 1, "fortran_consumer_inner": 2},
     "makefile": {"make_consumer_outer": 1, "make_consumer_inner": 2},
+    # Summed over the ranks of a 2-rank job; per rank in MPI_ROWS.
+    "mpi": {"mpi_consumer_all": 2, "mpi_consumer_rank0": 1, "mpi_consumer_rank1": 2},
 }
 EXECUTABLE = {"c": "c_consumer", "cxx": "cxx_consumer", "fortran": "fortran_consumer",
-              "makefile": "make_consumer"}
+              "makefile": "make_consumer", "mpi": "mpi_consumer"}
+MPI_RANKS = 2
+# (rank, region) -> calls that the one file of the MPI job must hold.
+MPI_ROWS = {(0, "mpi_consumer_all"): 1, (0, "mpi_consumer_rank0"): 1,
+            (1, "mpi_consumer_all"): 1, (1, "mpi_consumer_rank1"): 2}
+# Open MPI refuses root without these (CI containers run as root), and the
+# vader single-copy mechanism needs ptrace rights containers rarely grant.
+MPI_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
+           "OMPI_MCA_btl_vader_single_copy_mechanism": "none"}
+# Public headers every installation has (c/include and merge/include); the
+# MPI header only comes with an MPI build.
+PUBLIC_HEADERS = ["scope_profiler.h", "scope_profiler_version.h", "scope_profiler_results.h",
+                  "scope_profiler_summary.h", "scope_profiler_merge.h"]
 
 
 class Failure(Exception):
@@ -114,9 +137,9 @@ def check_install_tree(prefix, libdir, includedir, tools):
                      "ScopeProfilerTargets.cmake")
     ] + [
         os.path.join(prefix, libdir, "pkgconfig", "scopeprofiler.pc"),
-        os.path.join(prefix, includedir, "scope_profiler.h"),
-        os.path.join(prefix, includedir, "scope_profiler_version.h"),
-    ]
+    ] + [os.path.join(prefix, includedir, h) for h in PUBLIC_HEADERS]
+    if "MPI" in built:
+        must.append(os.path.join(prefix, includedir, "scope_profiler_mpi.h"))
     if "CXX" in built:
         must.append(os.path.join(prefix, includedir, "scope_profiler.hpp"))
     if "Fortran" in built:
@@ -128,10 +151,11 @@ def check_install_tree(prefix, libdir, includedir, tools):
                 for f in files if f.endswith(".mod")]
         if not mods:
             missing.append(f"{prefix}/{includedir}/scope_profiler/fortran/<compiler>/*.mod")
-    if missing:
-        raise Failure("missing from the install tree:\n  " + "\n  ".join(missing))
+    # Tools are collected before the verdict, so a missing one fails too.
     missing += [os.path.join(prefix, "bin", t) for t in tools
                 if not os.path.isfile(os.path.join(prefix, "bin", t))]
+    if missing:
+        raise Failure("missing from the install tree:\n  " + "\n  ".join(missing))
     # Internal headers must stay internal.
     leaked = [f for f in os.listdir(os.path.join(prefix, includedir))
               if f.endswith(".h") and not f.startswith("scope_profiler")]
@@ -173,6 +197,14 @@ def check_runnable(prefix, libdir, tools, built):
         _, out = run([ldd, binary], env=env, expect_ok=False)
         if "not found" in out:
             raise Failure(f"{binary} has unresolved libraries:\n{out}")
+    # ldd only proves the loader is satisfied; each tool must also start and
+    # answer --help with success from where the tree now is.
+    for tool in tools:
+        rc, out = run([os.path.join(prefix, "bin", tool), "--help"], env=env, expect_ok=False)
+        if rc != 0:
+            raise Failure(f"{prefix}/bin/{tool} --help exited with {rc}")
+        if "usage" not in out.lower():
+            raise Failure(f"{prefix}/bin/{tool} --help printed no usage text")
     pkg_config = shutil.which("pkg-config")
     if "Fortran" in built and pkg_config:
         env["PKG_CONFIG_PATH"] = os.path.join(lib, "pkgconfig")
@@ -231,6 +263,8 @@ def cmd_consumer(a):
     if kind == "fortran":
         if "Fortran" not in built:
             raise Skip("the Fortran module was not built")
+    if kind == "mpi" and "MPI" not in built:
+        raise Skip("MPI support was not built")
     fresh_dir(a.work)
     source = os.path.join(CONSUMERS, kind)
     build = os.path.join(a.work, "build")
@@ -259,21 +293,134 @@ def cmd_consumer(a):
         if a.config:
             cmd += ["--config", a.config]
         run(cmd)
-    exe = None
-    for root, _, files in os.walk(build):
-        if EXECUTABLE[kind] in files:
-            exe = os.path.join(root, EXECUTABLE[kind])
-            break
+    exe = find_executable(build, EXECUTABLE[kind])
     if exe is None:
         raise Failure(f"{EXECUTABLE[kind]} was not built under {build}")
     profile = os.path.join(a.work, f"{kind}_consumer.h5")
+    if kind == "mpi":
+        run_mpi_consumer(a, exe, profile)
+    else:
+        run_consumer(exe, profile, a.work)
+    check_profile(profile, EXPECTED[kind])
+    # The installed tool must read what an installed library wrote, from
+    # the same (possibly moved) tree.
+    inspect_profile(os.path.join(a.prefix, "bin", "scope-inspect"), profile, EXPECTED[kind],
+                    MPI_RANKS if kind == "mpi" else 1)
+
+
+def find_executable(build, name):
+    for root, _, files in os.walk(build):
+        if name in files:
+            return os.path.join(root, name)
+    return None
+
+
+def consumer_env():
     env = dict(os.environ)
     # The library must be found through the consumer's own RUNPATH, not an
     # inherited search path.
     env.pop("LD_LIBRARY_PATH", None)
     env["SCOPE_PROFILER_QUIET"] = "1"
-    run([exe, profile], cwd=a.work, env=env)
-    check_profile(profile, EXPECTED[kind])
+    return env
+
+
+def run_consumer(exe, profile, work):
+    run([exe, profile], cwd=work, env=consumer_env())
+
+
+def run_mpi_consumer(a, exe, profile):
+    mpiexec = a.mpiexec or shutil.which("mpirun") or shutil.which("mpiexec")
+    if not mpiexec:
+        raise Skip("no mpirun/mpiexec to start the MPI consumer")
+    env = consumer_env()
+    env.update(MPI_ENV)
+    run([mpiexec, "--oversubscribe", "-np", str(MPI_RANKS), exe, profile], cwd=a.work, env=env)
+    # One file for the job: no per-rank files next to it.
+    written = sorted(f for f in os.listdir(a.work) if f != "build")
+    if written != [os.path.basename(profile)]:
+        raise Failure(f"the MPI job should write exactly {os.path.basename(profile)}, "
+                      f"it wrote {written}")
+    try:
+        rows, meta = profile_check.read_rank_rows(profile)
+    except ImportError:
+        raise Skip("h5py is not importable: the profile was written but not read back")
+    except profile_check.CheckError as e:
+        raise Failure(str(e))
+    if rows != MPI_ROWS:
+        raise Failure(f"{profile}: rows (rank, region) -> calls are {rows}, expected {MPI_ROWS}")
+    if meta.get("mpi_size") != MPI_RANKS:
+        raise Failure(f"{profile}: metadata mpi_size is {meta.get('mpi_size')!r}, "
+                      f"expected {MPI_RANKS}")
+    print(f"ok: one file holds ranks 0..{MPI_RANKS - 1}, mpi_size {MPI_RANKS}")
+
+
+def inspect_profile(tool, profile, expected, ranks):
+    """`tool --json profile` must succeed and report the regions and call
+    counts the consumer recorded, over `ranks` ranks."""
+    if not os.path.isfile(tool):
+        raise Failure(f"{tool} is missing")
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    # stdout only: the JSON is parsed, diagnostics stay out of it.
+    print(f"+ {tool} --json {profile}", flush=True)
+    proc = subprocess.run([tool, "--json", profile], env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, universal_newlines=True)
+    sys.stdout.write(proc.stderr)
+    if proc.returncode != 0:
+        raise Failure(f"{tool} exited with {proc.returncode} on {profile}")
+    try:
+        report = json.loads(proc.stdout)
+    except ValueError as e:
+        raise Failure(f"{tool} --json printed no JSON: {e}\n{proc.stdout}")
+    calls = {r.get("name"): r.get("num_calls") for r in report.get("regions", [])}
+    wrong = {name: calls.get(name) for name, n in expected.items() if calls.get(name) != n}
+    if wrong or report.get("num_ranks") != ranks:
+        raise Failure(f"{tool} reports calls {calls} over {report.get('num_ranks')} ranks; "
+                      f"expected {expected} over {ranks}")
+    print(f"ok: {os.path.basename(tool)} reads {os.path.basename(profile)}")
+
+
+# ---------------------------------------------------------------- in-tree
+
+def cmd_subproject(a):
+    """Build consumers/<mode> (add_subdirectory or FetchContent of the
+    source tree) and run each program it built."""
+    fresh_dir(a.work)
+    source = os.path.join(CONSUMERS, a.mode)
+    build = os.path.join(a.work, "build")
+    targets = ";".join(a.expect_targets)
+    run([a.cmake, "-S", source, "-B", build,
+         f"-DSCOPE_PROFILER_SOURCE_DIR={a.source}",
+         f"-DSCOPE_PROFILER_EXPECT_TARGETS={targets}",
+         # The nested build: the library, its bindings and tools only.
+         "-DBUILD_TESTING=OFF", "-DSCOPE_PROFILER_EXAMPLES=OFF",
+         "-DSCOPE_PROFILER_BENCHMARKS=OFF",
+         # No installed copy may stand in for the source tree.
+         "-DCMAKE_DISABLE_FIND_PACKAGE_ScopeProfiler=ON"] + a.cmake_args)
+    cmd = [a.cmake, "--build", build]
+    if a.config:
+        cmd += ["--config", a.config]
+    run(cmd)
+    # Each program the installed package's targets allow must have been
+    # built from the in-tree targets of the same names.
+    kinds = ["c"]
+    if "scopeprofiler_cxx" in a.expect_targets:
+        kinds.append("cxx")
+    if "scopeprofiler_fortran" in a.expect_targets:
+        kinds.append("fortran")
+    inspect = find_executable(build, "scope-inspect")
+    for kind in kinds:
+        exe = find_executable(build, EXECUTABLE[kind])
+        if exe is None:
+            raise Failure(f"{EXECUTABLE[kind]} was not built under {build}")
+        profile = os.path.join(a.work, f"{kind}_consumer.h5")
+        run_consumer(exe, profile, a.work)
+        check_profile(profile, EXPECTED[kind])
+        # The tool built in the same nested build reads it too.
+        if inspect:
+            inspect_profile(inspect, profile, EXPECTED[kind], 1)
+    print(f"ok: {a.mode} of {a.source}: {kinds} built and ran through "
+          f"ScopeProfiler::{{{','.join(a.expect_targets)}}}")
 
 
 REASONS = {"MPI": "MPI support was not built",
@@ -379,7 +526,8 @@ def main(argv):
         argv, cmake_args = argv[:cut], argv[cut + 1:]
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("command",
-                   choices=["install", "relocate", "consumer", "missing-component", "version"])
+                   choices=["install", "relocate", "consumer", "subproject",
+                            "missing-component", "version"])
     p.add_argument("--build-dir")
     p.add_argument("--prefix")
     p.add_argument("--staging")
@@ -393,10 +541,17 @@ def main(argv):
     p.add_argument("--libdir", default="lib")
     p.add_argument("--includedir", default="include")
     p.add_argument("--tools", default="", help="comma-separated tools that must be in bin/")
+    p.add_argument("--mpiexec", default="", help="MPI launcher for the mpi consumer")
+    p.add_argument("--mode", choices=["add_subdirectory", "fetchcontent"])
+    p.add_argument("--source", help="scope-profiler source tree (subproject)")
+    p.add_argument("--expect-targets", default="",
+                   help="comma-separated ScopeProfiler:: names the in-tree build must have")
     a = p.parse_args(argv)
     a.cmake_args = [arg for arg in cmake_args if arg]
     a.tools = [t for t in a.tools.split(",") if t]
+    a.expect_targets = [t for t in a.expect_targets.split(",") if t]
     handler = {"install": cmd_install, "relocate": cmd_relocate, "consumer": cmd_consumer,
+               "subproject": cmd_subproject,
                "missing-component": cmd_missing_component, "version": cmd_version}[a.command]
     try:
         handler(a)

@@ -56,6 +56,36 @@ def read_call_counts(path):
         return counts
 
 
+def read_rank_rows(path):
+    """Return ({(rank, region name): calls}, {metadata attribute: value}) of
+    a schema-3 profile: the per-rank view an MPI job's one file must give.
+
+    Raises CheckError when the file is not a schema-3 profile or a
+    (rank, region) pair has two rows, and ImportError when h5py is
+    missing."""
+    import h5py
+
+    read_call_counts(path)  # the schema and index checks
+    with h5py.File(path, "r") as f:
+        names = [n for n in f["region_table/names"].asstr()[()]]
+        rows = {}
+        if "rank_region_index" in f:
+            idx = f["rank_region_index"]
+            if "ranks" not in idx:
+                raise CheckError(f"{path}: no /rank_region_index/ranks")
+            for rank, rid, n in zip(idx["ranks"][()], idx["region_ids"][()],
+                                    idx["event_counts"][()]):
+                key = (int(rank), names[rid])
+                if key in rows:
+                    raise CheckError(f"{path}: two rows for rank {key[0]}, region {key[1]!r}")
+                rows[key] = int(n)
+        meta = {}
+        if "metadata" in f:
+            for key, value in f["metadata"].attrs.items():
+                meta[key] = value.item() if hasattr(value, "item") else value
+        return rows, meta
+
+
 def check(path, expected):
     """expected: {name: int | '+'}. Returns a list of failure messages."""
     counts = read_call_counts(path)
