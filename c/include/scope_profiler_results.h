@@ -39,7 +39,12 @@
  *     }
  *     sp_results_close(res);
  *
- * Units: every time is int64 nanoseconds, as stored in the file.
+ * Counter results recorded beside the timings, when the run asked for
+ * them, have their own sections at the end: perf-event totals per (rank,
+ * region) and LIKWID groups per (rank, marker region, hardware thread).
+ *
+ * Units: every time is int64 nanoseconds, as stored in the file, except
+ * LIKWID's own times, which are seconds as LIKWID reports them.
  *
  * Ownership: every pointer returned by an accessor is owned by the results
  * object and stays valid until sp_results_close(). Never free it.
@@ -106,7 +111,10 @@ typedef struct sp_results sp_results;
  *   SP_ERR_CORRUPT             the event index points past the event
  *                              columns, overlapping rows, a region id out
  *                              of range, columns of inconsistent length, a
- *                              truncated .spt or trailing bytes after it
+ *                              truncated .spt or trailing bytes after it,
+ *                              a rank<N>/perf_events or rank<N>/likwid
+ *                              group whose names and shapes disagree (the
+ *                              message names the group)
  *   SP_ERR_NO_SUMMARY          SUMMARY_ONLY on a file that cannot give one
  *                              (schema 1, .spt, no summary_statistics) or
  *                              whose summary index fails the FORMAT.md 4.4
@@ -380,6 +388,112 @@ SP_API int sp_results_perf_record(const sp_results *results, size_t index, uint3
  *  total. SP_OK or SP_ERR_INVALID_ARGUMENT. */
 SP_API int sp_results_perf_counter(const sp_results *results, size_t index, size_t counter,
                                    const char **event_name, uint64_t *value);
+
+/* ---------------------------------------------------------------------------
+ * LIKWID results (rank<N>/likwid, FORMAT.md 1.7)
+ *
+ * One record per (rank, marker region), ranks ascending, regions by group
+ * name within a rank. A record holds one LIKWID performance group measured
+ * on `thread_count` hardware threads: per-thread vectors (cpu id, time,
+ * call count) and, per event and per metric, a row of `thread_count`
+ * values. Column t of every row belongs to hardware thread cpus[t].
+ *
+ *     for (size_t i = 0; i < sp_results_likwid_count(res); i++) {
+ *         const char *tag; size_t nt;
+ *         sp_results_likwid_record(res, i, NULL, &tag, NULL, NULL, NULL, &nt);
+ *         for (size_t m = 0; m < sp_results_likwid_metric_count(res, i); m++) {
+ *             const char *name; const double *v;
+ *             sp_results_likwid_metric(res, i, m, &name, &v);
+ *             ... v[0] .. v[nt-1] ...
+ *         }
+ *     }
+ *
+ * Ownership and thread-safety as everywhere in this header: pointers are
+ * owned by the results object (valid until sp_results_close), accessors
+ * may run concurrently.
+ * ------------------------------------------------------------------------- */
+
+/** Number of LIKWID region records over all ranks (0 for NULL, a .spt
+ *  trace or a file without rank<N>/likwid). */
+SP_API size_t sp_results_likwid_count(const sp_results *results);
+
+/**
+ * LIKWID record `index`. Any out-pointer may be NULL.
+ *
+ * rank:         the MPI rank (0 in a serial run).
+ * tag:          the marker region's tag as the program named it ('/' kept).
+ * group_name:   the LIKWID performance group, e.g. "FLOPS_DP"; "" when the
+ *               file does not say.
+ * group_id:     LIKWID's group id, -1 when unknown.
+ * source:       where LIKWID's results came from: "marker_api",
+ *               "marker_file" or "full_api"; "" when the file does not say.
+ * thread_count: hardware threads measured: the length of cpus, times,
+ *               call_counts and of every event and metric row.
+ *
+ * Returns SP_OK, or SP_ERR_INVALID_ARGUMENT (results NULL or index out of
+ * range; the out-pointers are then untouched).
+ */
+SP_API int sp_results_likwid_record(const sp_results *results, size_t index, uint32_t *rank,
+                                    const char **tag, const char **group_name,
+                                    int64_t *group_id, const char **source,
+                                    size_t *thread_count);
+
+/**
+ * Per-hardware-thread vectors of record `index`, thread_count long:
+ *   cpus:        the CPU (hardware thread) id of each column
+ *   times:       seconds spent in the region on that thread (LIKWID's own
+ *                measurement, not the profiler's clock)
+ *   call_counts: times the region was entered on that thread
+ * NULL when the index is out of range or thread_count is 0.
+ */
+SP_API const int64_t *sp_results_likwid_cpus(const sp_results *results, size_t index);
+SP_API const double *sp_results_likwid_times(const sp_results *results, size_t index);
+SP_API const int64_t *sp_results_likwid_call_counts(const sp_results *results, size_t index);
+
+/** Number of raw events of record `index` (0 when out of range). */
+SP_API size_t sp_results_likwid_event_count(const sp_results *results, size_t index);
+
+/**
+ * Raw event `event` of record `index`. Any out-pointer may be NULL.
+ * name:    the event, e.g. "FP_ARITH_INST_RETIRED_SCALAR_DOUBLE".
+ * counter: the hardware counter it was counted on, e.g. "PMC0"; NULL when
+ *          the file does not store counter names (they are optional).
+ * values:  thread_count counts, one per hardware thread (as doubles, the
+ *          way LIKWID reports them); NULL when thread_count is 0.
+ * Returns SP_OK, or SP_ERR_INVALID_ARGUMENT (results NULL, index or event
+ * out of range; the out-pointers are then untouched).
+ */
+SP_API int sp_results_likwid_event(const sp_results *results, size_t index, size_t event,
+                                   const char **name, const char **counter,
+                                   const double **values);
+
+/** Number of derived metrics of record `index` (0 when out of range). */
+SP_API size_t sp_results_likwid_metric_count(const sp_results *results, size_t index);
+
+/**
+ * Derived metric `metric` of record `index` (LIKWID's group formulas,
+ * evaluated by LIKWID). Any out-pointer may be NULL.
+ * name:   the metric with its unit as LIKWID spells it, e.g.
+ *         "Runtime (RDTSC) [s]", "DP [MFLOP/s]".
+ * values: thread_count values, one per hardware thread; NULL when
+ *         thread_count is 0.
+ * Returns SP_OK or SP_ERR_INVALID_ARGUMENT as sp_results_likwid_event.
+ */
+SP_API int sp_results_likwid_metric(const sp_results *results, size_t index, size_t metric,
+                                    const char **name, const double **values);
+
+/** Number of LIKWID_* environment settings stored with the results (the
+ *  attributes of rank<N>/likwid), over all ranks. */
+SP_API size_t sp_results_likwid_env_count(const sp_results *results);
+
+/**
+ * LIKWID_* environment setting `index`: the rank it was recorded on, the
+ * variable name (e.g. "LIKWID_EVENTS") and its value. Any out-pointer may
+ * be NULL. Returns SP_OK or SP_ERR_INVALID_ARGUMENT (results NULL, index
+ * out of range).
+ */
+SP_API int sp_results_likwid_env(const sp_results *results, size_t index, uint32_t *rank,
+                                 const char **name, const char **value);
 
 #ifdef __cplusplus
 }

@@ -87,9 +87,13 @@ struct spi_profile;
 int spi_h5r_read_metadata(const spi_h5r *h, struct spi_profile *profile);
 /* /thread_table into profile->threads; absent = empty (reader_h5_extra.c). */
 int spi_h5r_read_threads(const spi_h5r *h, struct spi_profile *profile);
-/* rank<N>/perf_events into profile->perf; LIKWID and line-profile groups
- * are tolerated and skipped (reader_h5_extra.c). */
+/* rank<N>/perf_events into profile->perf; line-profile groups are
+ * tolerated and skipped (reader_h5_extra.c). */
 int spi_h5r_read_perf(const spi_h5r *h, struct spi_profile *profile);
+/* rank<N>/likwid into profile->likwid and likwid_env; a group whose shapes
+ * disagree is SP_ERR_CORRUPT naming the file and the group
+ * (reader_h5_likwid.c). */
+int spi_h5r_read_likwid(const spi_h5r *h, struct spi_profile *profile);
 /* The rank<N> groups of the root, numerically sorted (only "rank" followed
  * by digits counts). */
 int spi_h5r_rank_groups(const spi_h5r *h, uint32_t **ranks, size_t *count);

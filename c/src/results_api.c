@@ -498,3 +498,90 @@ SP_API int sp_results_perf_counter(const sp_results *r, size_t index, size_t cou
     if (value) *value = p->values[counter];
     return SP_OK;
 }
+
+/* ---- LIKWID ------------------------------------------------------------------- */
+
+/* The reader guarantees (reader_h5_likwid.c) that every vector holds
+ * thread_count values and every matrix [names][thread_count]; the
+ * accessors rely on that and only check the caller's indices. */
+static const spi_likwid_record *likwid_at(const sp_results *r, size_t index) {
+    return r && index < r->profile.likwid_count ? &r->profile.likwid[index] : NULL;
+}
+
+SP_API size_t sp_results_likwid_count(const sp_results *r) {
+    return r ? r->profile.likwid_count : 0;
+}
+
+SP_API int sp_results_likwid_record(const sp_results *r, size_t index, uint32_t *rank,
+                                    const char **tag, const char **group_name,
+                                    int64_t *group_id, const char **source,
+                                    size_t *thread_count) {
+    const spi_likwid_record *x = likwid_at(r, index);
+    if (!x) return SP_ERR_INVALID_ARGUMENT;
+    if (rank) *rank = x->rank;
+    if (tag) *tag = x->tag ? x->tag : "";
+    if (group_name) *group_name = x->group_name ? x->group_name : "";
+    if (group_id) *group_id = x->group_id;
+    if (source) *source = x->source ? x->source : "";
+    if (thread_count) *thread_count = x->thread_count;
+    return SP_OK;
+}
+
+SP_API const int64_t *sp_results_likwid_cpus(const sp_results *r, size_t index) {
+    const spi_likwid_record *x = likwid_at(r, index);
+    return x && x->thread_count ? x->cpus : NULL;
+}
+
+SP_API const double *sp_results_likwid_times(const sp_results *r, size_t index) {
+    const spi_likwid_record *x = likwid_at(r, index);
+    return x && x->thread_count ? x->times : NULL;
+}
+
+SP_API const int64_t *sp_results_likwid_call_counts(const sp_results *r, size_t index) {
+    const spi_likwid_record *x = likwid_at(r, index);
+    return x && x->thread_count ? x->call_counts : NULL;
+}
+
+SP_API size_t sp_results_likwid_event_count(const sp_results *r, size_t index) {
+    const spi_likwid_record *x = likwid_at(r, index);
+    return x ? x->event_count : 0;
+}
+
+SP_API int sp_results_likwid_event(const sp_results *r, size_t index, size_t event,
+                                   const char **name, const char **counter,
+                                   const double **values) {
+    const spi_likwid_record *x = likwid_at(r, index);
+    if (!x || event >= x->event_count) return SP_ERR_INVALID_ARGUMENT;
+    if (name) *name = x->event_names[event];
+    if (counter) *counter = x->counter_names ? x->counter_names[event] : NULL;
+    if (values) *values = x->thread_count ? x->events + event * x->thread_count : NULL;
+    return SP_OK;
+}
+
+SP_API size_t sp_results_likwid_metric_count(const sp_results *r, size_t index) {
+    const spi_likwid_record *x = likwid_at(r, index);
+    return x ? x->metric_count : 0;
+}
+
+SP_API int sp_results_likwid_metric(const sp_results *r, size_t index, size_t metric,
+                                    const char **name, const double **values) {
+    const spi_likwid_record *x = likwid_at(r, index);
+    if (!x || metric >= x->metric_count) return SP_ERR_INVALID_ARGUMENT;
+    if (name) *name = x->metric_names[metric];
+    if (values) *values = x->thread_count ? x->metrics + metric * x->thread_count : NULL;
+    return SP_OK;
+}
+
+SP_API size_t sp_results_likwid_env_count(const sp_results *r) {
+    return r ? r->profile.likwid_env_count : 0;
+}
+
+SP_API int sp_results_likwid_env(const sp_results *r, size_t index, uint32_t *rank,
+                                 const char **name, const char **value) {
+    if (!r || index >= r->profile.likwid_env_count) return SP_ERR_INVALID_ARGUMENT;
+    const spi_likwid_env *e = &r->profile.likwid_env[index];
+    if (rank) *rank = e->rank;
+    if (name) *name = e->name;
+    if (value) *value = e->value ? e->value : "";
+    return SP_OK;
+}
