@@ -1,6 +1,8 @@
 /*
  * inspect_counters.h - scope-inspect's counter tables: perf-event totals
- * per rank and region (rank<N>/perf_events) with derived ratios.
+ * per rank and region (rank<N>/perf_events) with derived ratios, and the
+ * LIKWID groups per rank (rank<N>/likwid): metrics and events per hardware
+ * thread.
  */
 #ifndef SP_INSPECT_COUNTERS_H
 #define SP_INSPECT_COUNTERS_H
@@ -11,5 +13,12 @@
 
 /* Print the counter tables of `res` (nothing when the file has none). */
 void inspect_print_counters(FILE *out, const sp_results *res);
+
+/* The "counters" member of scope-inspect's --json object, written where a
+ * member may start (two-space indent) and followed by ",\n":
+ *   "counters": {"perf_events": [...], "likwid": [...]},
+ * Always present, with empty lists when the file has no counters, so the
+ * keys are stable. */
+void inspect_json_counters(FILE *out, const sp_results *res);
 
 #endif

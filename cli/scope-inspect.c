@@ -342,6 +342,7 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
         fputs("null", out);
     fputs(",\n  \"units\": \"seconds\",\n", out);
     json_metadata(out, res);
+    inspect_json_counters(out, res); /* "counters": cli/inspect_counters.c */
     fputs("  \"warnings\": [", out);
     for (size_t i = 0; i < count; i++) {
         if (e[i].status != SP_ERR_NESTING) continue;
