@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -253,7 +254,10 @@ static void *thread_body(void *arg) {
     (void)arg;
     for (int i = 0; i < THREAD_CALLS; i++) {
         sp_region_begin("threaded");
-        busy_ns(10 * 1000);
+        /* 100 us: long enough that the counter reads around each region
+         * (outside its duration, inside its task-clock) stay a few % of
+         * it; at 10 us they made task-clock exceed the durations by 25%. */
+        busy_ns(100 * 1000);
         sp_region_end("threaded");
     }
     return NULL;
@@ -304,17 +308,19 @@ static void *fake_thread_body(void *arg) {
     return NULL;
 }
 
-/* The storage path with the fake marker back end: known values written
- * to rank0/likwid; check_counters.py verifies them with h5py. */
-static int test_likwid_fake(void) {
+/* Record with the fake LIKWID back end: "solve" 5 times on the main
+ * thread (hardware thread slot 0), "io/write" 3 times on a second thread
+ * (slot 1). Returns the setup and finalize statuses. */
+static void record_fake_likwid(const char *file, const char *stderr_file, int *setup,
+                               int *fin) {
     setenv("SCOPE_PROFILER_LIKWID_FAKE", "1", 1);
     setenv("LIKWID_TEST_MARKER", "from-test", 1);
     sp_options o;
     sp_options_init(&o);
-    o.file_path = "likwid_fake.h5";
+    o.file_path = file;
     o.likwid = 1;
-    capture_stderr("likwid_fake.stderr");
-    int setup = sp_setup_with_options(&o);
+    capture_stderr(stderr_file);
+    *setup = sp_setup_with_options(&o);
     for (int i = 0; i < 5; i++) {
         sp_region_begin("solve");
         sp_region_end("solve");
@@ -322,8 +328,15 @@ static int test_likwid_fake(void) {
     pthread_t t;
     pthread_create(&t, NULL, fake_thread_body, NULL);
     pthread_join(t, NULL);
-    int fin = sp_finalize();
+    *fin = sp_finalize();
     restore_stderr();
+}
+
+/* The storage path with the fake marker back end: known values written
+ * to rank0/likwid; check_counters.py verifies them with h5py. */
+static int test_likwid_fake(void) {
+    int setup = -1, fin = -1;
+    record_fake_likwid("likwid_fake.h5", "likwid_fake.stderr", &setup, &fin);
     CHECK_EQ_INT(setup, SP_OK);
     CHECK_EQ_INT(fin, SP_OK);
     CHECK_EQ_INT(count_lines_with("likwid_fake.stderr", "LIKWID"), 0);
@@ -332,6 +345,205 @@ static int test_likwid_fake(void) {
     CHECK(sp_results_region_find(res, "solve") >= 0); /* timings unaffected */
     sp_results_close(res);
     printf("path: FAKE LIKWID marker back end (storage and read-back; h5py checks values)\n");
+    return 0;
+}
+
+#define CHECK_EQ_DBL(actual, expected)                                         \
+    do {                                                                       \
+        double a_ = (actual), e_ = (expected);                                 \
+        if (a_ != e_) {                                                        \
+            fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%.17g vs %.17g)\n", \
+                    __FILE__, __LINE__, #actual, #expected, a_, e_);           \
+            check_failures++;                                                  \
+        }                                                                      \
+    } while (0)
+
+/* One fake LIKWID record read back through the public API, against the
+ * formulas of counters_likwid_fake.c for calls[] per hardware thread. The
+ * expected doubles are computed with the same operations as the back end,
+ * so equality is exact (HDF5 stores f8 unchanged). */
+static void check_fake_record(const sp_results *res, size_t i, const char *want_tag,
+                              const int64_t want_calls[2]) {
+    uint32_t rank = 99;
+    const char *tag = NULL, *group = NULL, *source = NULL;
+    int64_t id = 0;
+    size_t threads = 0;
+    CHECK_EQ_INT(sp_results_likwid_record(res, i, &rank, &tag, &group, &id, &source, &threads),
+                 SP_OK);
+    CHECK_EQ_INT(rank, 0);
+    REQUIRE(tag && group && source);
+    CHECK(strcmp(tag, want_tag) == 0);
+    CHECK(strcmp(group, "FAKE") == 0);
+    CHECK_EQ_INT(id, 7);
+    CHECK(strcmp(source, "marker_api") == 0);
+    CHECK_EQ_INT(threads, 2);
+    REQUIRE(threads == 2);
+    const int64_t *cpus = sp_results_likwid_cpus(res, i);
+    const int64_t *calls = sp_results_likwid_call_counts(res, i);
+    const double *times = sp_results_likwid_times(res, i);
+    REQUIRE(cpus && calls && times);
+    static const char *const events[] = {"FAKE_EV0", "FAKE_EV1"};
+    static const char *const counters[] = {"PMC0", "PMC1"};
+    static const char *const metrics[] = {"Runtime (RDTSC) [s]", "FAKE ratio"};
+    CHECK_EQ_INT(sp_results_likwid_event_count(res, i), 2);
+    CHECK_EQ_INT(sp_results_likwid_metric_count(res, i), 2);
+    const double *ev[2] = {NULL, NULL}, *mv[2] = {NULL, NULL};
+    for (size_t k = 0; k < 2; k++) {
+        const char *name = NULL, *counter = NULL;
+        CHECK_EQ_INT(sp_results_likwid_event(res, i, k, &name, &counter, &ev[k]), SP_OK);
+        CHECK(name && strcmp(name, events[k]) == 0);
+        CHECK(counter && strcmp(counter, counters[k]) == 0);
+        name = NULL;
+        CHECK_EQ_INT(sp_results_likwid_metric(res, i, k, &name, &mv[k]), SP_OK);
+        CHECK(name && strcmp(name, metrics[k]) == 0);
+    }
+    REQUIRE(ev[0] && ev[1] && mv[0] && mv[1]);
+    for (size_t t = 0; t < 2; t++) {
+        double c = (double)want_calls[t];
+        CHECK_EQ_INT(cpus[t], t);
+        CHECK_EQ_INT(calls[t], want_calls[t]);
+        CHECK_EQ_DBL(times[t], 0.001 * c);
+        CHECK_EQ_DBL(ev[0][t], 1000.0 * 1.0 * c + (double)t);
+        CHECK_EQ_DBL(ev[1][t], 1000.0 * 2.0 * c + (double)t);
+        CHECK_EQ_DBL(mv[0][t], 0.001 * c);
+        CHECK_EQ_DBL(mv[1][t], want_calls[t] ? ev[1][t] / ev[0][t] : 0.0);
+    }
+    /* Out of range: the documented error, nothing written. */
+    const char *untouched = "x";
+    const double *v = NULL;
+    CHECK_EQ_INT(sp_results_likwid_event(res, i, 2, &untouched, NULL, &v), SP_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(sp_results_likwid_metric(res, i, 2, &untouched, &v), SP_ERR_INVALID_ARGUMENT);
+    CHECK(strcmp(untouched, "x") == 0 && v == NULL);
+}
+
+/* The fake back end's file read back through the public results API with
+ * the exact known values (two hardware threads, two regions). */
+static int test_likwid_fake_read(void) {
+    int setup = -1, fin = -1;
+    record_fake_likwid("likwid_fake_read.h5", "likwid_fake_read.stderr", &setup, &fin);
+    CHECK_EQ_INT(setup, SP_OK);
+    CHECK_EQ_INT(fin, SP_OK);
+    sp_results *res = open_results("likwid_fake_read.h5");
+    REQUIRE_RET(res != NULL);
+    /* Regions by group name within a rank: "io|write" before "solve". */
+    CHECK_EQ_INT(sp_results_likwid_count(res), 2);
+    if (sp_results_likwid_count(res) == 2) {
+        check_fake_record(res, 0, "io/write", (const int64_t[2]){0, 3});
+        check_fake_record(res, 1, "solve", (const int64_t[2]){5, 0});
+    }
+    int marker = 0;
+    for (size_t i = 0; i < sp_results_likwid_env_count(res); i++) {
+        uint32_t rank = 99;
+        const char *name = NULL, *value = NULL;
+        CHECK_EQ_INT(sp_results_likwid_env(res, i, &rank, &name, &value), SP_OK);
+        if (name && strcmp(name, "LIKWID_TEST_MARKER") == 0) {
+            marker++;
+            CHECK_EQ_INT(rank, 0);
+            CHECK(value && strcmp(value, "from-test") == 0);
+        }
+    }
+    CHECK_EQ_INT(marker, 1);
+    CHECK_EQ_INT(sp_results_perf_count(res), 0);
+    /* Out of range and NULL: documented empty values and errors. */
+    CHECK_EQ_INT(sp_results_likwid_record(res, 2, NULL, NULL, NULL, NULL, NULL, NULL),
+                 SP_ERR_INVALID_ARGUMENT);
+    CHECK(sp_results_likwid_cpus(res, 2) == NULL);
+    CHECK(sp_results_likwid_times(res, 2) == NULL);
+    CHECK(sp_results_likwid_call_counts(res, 2) == NULL);
+    CHECK_EQ_INT(sp_results_likwid_event_count(res, 2), 0);
+    CHECK_EQ_INT(sp_results_likwid_metric_count(res, 2), 0);
+    CHECK_EQ_INT(sp_results_likwid_env(res, sp_results_likwid_env_count(res), NULL, NULL, NULL),
+                 SP_ERR_INVALID_ARGUMENT);
+    CHECK_EQ_INT(sp_results_likwid_count(NULL), 0);
+    CHECK_EQ_INT(sp_results_likwid_env_count(NULL), 0);
+    CHECK_EQ_INT(sp_results_likwid_record(NULL, 0, NULL, NULL, NULL, NULL, NULL, NULL),
+                 SP_ERR_INVALID_ARGUMENT);
+    sp_results_close(res);
+    printf("path: FAKE LIKWID marker back end, read back through sp_results_likwid_*\n");
+    return 0;
+}
+
+/* Files damaged by check_likwid.py (h5py), listed in damaged.txt as
+ * "FILE<TAB>corrupt" or "FILE<TAB>ok" (a tolerated variation). A damaged
+ * group must give SP_ERR_CORRUPT with a message naming the file and the
+ * group, and no results object. */
+static int test_likwid_damaged(void) {
+    FILE *list = fopen("damaged.txt", "r");
+    if (!list) {
+        printf("SKIP: damaged.txt missing (this case is run by check_likwid.py)\n");
+        return SKIP;
+    }
+    char line[512];
+    int files = 0;
+    while (fgets(line, sizeof line, list)) {
+        char *tab = strchr(line, '\t');
+        if (!tab) continue;
+        *tab = '\0';
+        bool want_ok = strncmp(tab + 1, "ok", 2) == 0;
+        files++;
+        sp_results *res = (sp_results *)1;
+        char msg[1024];
+        int st = sp_results_open(line, 0, &res, msg, sizeof msg);
+        printf("%s: %s: %s\n", line, sp_error_string(st), msg);
+        if (want_ok) {
+            CHECK_EQ_INT(st, SP_OK);
+            if (st != SP_OK) continue;
+            /* Missing tag and counter_names on "io|write" (record 0). */
+            const char *tag = NULL, *counter = "x";
+            sp_results_likwid_record(res, 0, NULL, &tag, NULL, NULL, NULL, NULL);
+            CHECK(tag && strcmp(tag, "io/write") == 0);
+            CHECK_EQ_INT(sp_results_likwid_event(res, 0, 0, NULL, &counter, NULL), SP_OK);
+            CHECK(counter == NULL);
+            sp_results_close(res);
+        } else {
+            CHECK_EQ_INT(st, SP_ERR_CORRUPT);
+            CHECK(res == NULL);
+            CHECK(strstr(msg, line) != NULL);
+            CHECK(strstr(msg, "rank0/likwid") != NULL);
+        }
+    }
+    fclose(list);
+    CHECK(files > 0);
+    printf("path: %d damaged or varied rank0/likwid groups opened\n", files);
+    return 0;
+}
+
+/* The job file of check_mpi_perf.py (mpi_perf.c, 2 ranks), read back by
+ * our reader: perf records of both ranks with their exact calls. */
+static int test_mpi_perf_read(void) {
+    if (access("mpi_perf.h5", R_OK) != 0) {
+        printf("SKIP: mpi_perf.h5 missing (this case is run by check_mpi_perf.py)\n");
+        return SKIP;
+    }
+    sp_results *res = open_results("mpi_perf.h5");
+    REQUIRE_RET(res != NULL);
+    CHECK_EQ_INT(sp_results_rank_count(res), 2);
+    CHECK_EQ_INT(sp_results_perf_count(res), 4);
+    for (uint32_t rank = 0; rank < 2; rank++) {
+        char own[32];
+        snprintf(own, sizeof own, "rank.%u", rank);
+        const struct { const char *region; int64_t calls; } want[] = {
+            {"work", 2 * (int64_t)(rank + 1)}, {own, (int64_t)rank + 1}};
+        for (size_t k = 0; k < 2; k++) {
+            long rec = perf_find(res, rank, want[k].region);
+            CHECK(rec >= 0);
+            if (rec < 0) continue;
+            int64_t calls = -1;
+            size_t n = 0;
+            sp_results_perf_record(res, (size_t)rec, NULL, NULL, &calls, &n);
+            CHECK_EQ_INT(calls, want[k].calls);
+            CHECK_EQ_INT(n, 2);
+            uint64_t task = 0, faults = 0;
+            CHECK(perf_value(res, rec, "task-clock", &task) && task > 0);
+            CHECK(perf_value(res, rec, "page-faults", &faults));
+            printf("rank %u %-7s calls %lld task-clock %llu ns\n", rank, want[k].region,
+                   (long long)calls, (unsigned long long)task);
+        }
+    }
+    CHECK(perf_find(res, 0, "rank.1") < 0); /* each rank only its own */
+    CHECK(perf_find(res, 1, "rank.0") < 0);
+    sp_results_close(res);
+    printf("path: MPI job (2 ranks) perf events read back by our reader\n");
     return 0;
 }
 
@@ -394,6 +606,9 @@ static const struct {
     {"likwid_fake", test_likwid_fake},
     {"likwid_notice", test_likwid_notice},
     {"likwid_real", test_likwid_real},
+    {"likwid_fake_read", test_likwid_fake_read},
+    {"likwid_damaged", test_likwid_damaged},
+    {"mpi_perf_read", test_mpi_perf_read},
 };
 
 int main(int argc, char **argv) {
