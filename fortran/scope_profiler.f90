@@ -188,6 +188,12 @@ module scope_profiler
       end function c_strlen
    end interface
 
+   !> sp_setup over an MPI communicator. A generic name, so that module
+   !> scope_profiler_mpi_f08 can add the type(MPI_Comm) form to it.
+   interface sp_setup_mpi
+      module procedure sp_setup_mpi_integer
+   end interface sp_setup_mpi
+
 contains
 
    ! ---- lifecycle ---------------------------------------------------------
@@ -224,7 +230,7 @@ contains
    !> `use mpi_f08` type(MPI_Comm)). sp_finalize then writes ONE file for all
    !> ranks. stat: as sp_setup, plus SP_ERR_MPI (MPI not initialised) and
    !> SP_ERR_UNSUPPORTED (a library built without MPI).
-   subroutine sp_setup_mpi(comm, file_path, label, stat, errmsg)
+   subroutine sp_setup_mpi_integer(comm, file_path, label, stat, errmsg)
       integer, intent(in) :: comm
       character(len=*), intent(in), optional :: file_path
       character(len=*), intent(in), optional :: label
@@ -244,7 +250,7 @@ contains
          status = c_spf_setup_mpi(c_comm, ' ', 0_c_size_t, ' ', 0_c_size_t)
       end if
       call deliver('sp_setup_mpi', status, stat, errmsg)
-   end subroutine sp_setup_mpi
+   end subroutine sp_setup_mpi_integer
 
    !> Stop profiling, write the file (atomically: on failure no file is left
    !> behind) and release the buffers; handles stay valid. stat: SP_OK,

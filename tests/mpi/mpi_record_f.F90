@@ -2,15 +2,30 @@
 !> through the Fortran module, so check_mpi.py checks both languages.
 !>
 !>     mpi_record_f OUTPUT MODE     (MODE: regions | forget | comm)
+!>
+!> Built twice: with `use mpi` (an integer communicator) and, as
+!> mpi_record_f08, with `use mpi_f08` (a type(MPI_Comm), through module
+!> scope_profiler_mpi_f08).
 program mpi_record_f
+#ifdef SP_TEST_F08
+   use mpi_f08
+   use scope_profiler
+   use scope_profiler_mpi_f08
+#else
    use mpi
    use scope_profiler
+#endif
    implicit none
    character(len=4096) :: path
    character(len=16) :: mode
    character(len=256) :: errmsg
    character(len=32) :: own
-   integer :: rank, size, ierr, stat, i, comm
+   integer :: rank, size, ierr, stat, i
+#ifdef SP_TEST_F08
+   type(MPI_Comm) :: comm
+#else
+   integer :: comm
+#endif
 
    call get_command_argument(1, path)
    call get_command_argument(2, mode)
