@@ -8,6 +8,7 @@
 void spi_row_free(spi_row *row) {
     spi_free(row->starts);
     spi_free(row->durations);
+    spi_free(row->ends);
     spi_free(row->gpu_durations);
     spi_free(row->call_ids);
     spi_free(row->parent_ids);

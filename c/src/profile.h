@@ -23,6 +23,8 @@ typedef struct spi_row {
     uint64_t count;           /* calls */
     int64_t *starts;          /* [count] absolute start ns */
     int64_t *durations;       /* [count] end - start ns */
+    int64_t *ends;            /* [count] start + duration; only from a read
+                                 with SPI_READ_WITH_ENDS, else NULL */
     /* optional per-call columns: NULL when this row has none */
     int64_t *gpu_durations;
     int64_t *call_ids;

@@ -36,7 +36,7 @@ static int starts_with_trace_magic(const char *path) {
 }
 
 int spi_profile_read(spi_profile *out, const char *path, unsigned flags, spi_error *err) {
-    if (!out || !path || (flags & ~SPI_READ_SUMMARY_ONLY))
+    if (!out || !path || (flags & ~(SPI_READ_SUMMARY_ONLY | SPI_READ_WITH_ENDS)))
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
                              "spi_profile_read: invalid argument");
     *out = (spi_profile){0};
@@ -60,7 +60,8 @@ int spi_profile_read(spi_profile *out, const char *path, unsigned flags, spi_err
                      : spi_read_h5(out, path, flags, err);
     if (status == SP_OK) {
         out->summary_only = (flags & SPI_READ_SUMMARY_ONLY) != 0;
-        if (!out->summary_only) status = spi_profile_compute_stats(out, path, err);
+        if (!out->summary_only)
+            status = spi_profile_compute_stats(out, path, (flags & SPI_READ_WITH_ENDS) != 0, err);
     }
     if (status != SP_OK) spi_profile_free(out);
     return status;
@@ -107,37 +108,45 @@ static bool add_overflows(int64_t a, int64_t b) {
     return (b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b);
 }
 
-int spi_profile_compute_stats(spi_profile *profile, const char *path, spi_error *err) {
-    profile->event_count = 0;
-    for (size_t i = 0; i < profile->row_count; i++) {
-        spi_row *row = &profile->rows[i];
-        if (row->aggregate || row->count == 0 || !row->starts || !row->durations) continue;
-        /* The statistics sum in int64; values that overflow can only come
-         * from damage, and must be refused before they reach the sums. */
-        int64_t total = 0, gpu_total = 0;
-        for (uint64_t k = 0; k < row->count; k++) {
-            int64_t d = row->durations[k];
-            int64_t g = row->gpu_durations ? row->gpu_durations[k] : 0;
-            if (add_overflows(row->starts[k], d) || add_overflows(total, d) ||
-                (g > 0 && add_overflows(gpu_total, g)))
-                return spi_error_set(err, SP_ERR_CORRUPT,
-                                     "%s: region %s on rank %u has timestamps out of range. "
-                                     "The file is damaged.",
-                                     path,
-                                     row->region < profile->name_count
-                                         ? profile->names[row->region]
-                                         : "?",
-                                     row->rank);
-            total += d;
-            if (g > 0) gpu_total += g;
-        }
+/* Exact check that no start + duration, running total of durations or GPU
+ * total of a row leaves int64 (only damage can make them). */
+static bool row_overflows(const spi_row *row) {
+    int64_t total = 0, gpu_total = 0;
+    for (uint64_t k = 0; k < row->count; k++) {
+        int64_t d = row->durations[k];
+        int64_t g = row->gpu_durations ? row->gpu_durations[k] : 0;
+        if (add_overflows(row->starts[k], d) || add_overflows(total, d) ||
+            (g > 0 && add_overflows(gpu_total, g)))
+            return true;
+        total += d;
+        if (g > 0) gpu_total += g;
     }
+    return false;
+}
+
+int spi_profile_compute_stats(spi_profile *profile, const char *path, bool with_ends,
+                              spi_error *err) {
+    profile->event_count = 0;
     for (size_t i = 0; i < profile->row_count; i++) {
         spi_row *row = &profile->rows[i];
         if (row->aggregate) continue;
         if (row->count > 0 && (!row->starts || !row->durations)) continue;
-        spi_stats_compute(&row->stats, row->starts, row->durations, row->gpu_durations,
-                          row->count);
+        if (with_ends && row->count > 0 &&
+            !(row->ends = spi_malloc((size_t)row->count * sizeof *row->ends)))
+            return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+        /* One fused pass computes the statistics with wrapping arithmetic
+         * and says whether an overflow was possible; only then (damaged
+         * values) is the row checked exactly, and refused if it overflows. */
+        bool safe = spi_stats_compute(&row->stats, row->starts, row->durations,
+                                      row->gpu_durations, row->count, row->ends);
+        if (!safe && row_overflows(row))
+            return spi_error_set(err, SP_ERR_CORRUPT,
+                                 "%s: region %s on rank %u has timestamps out of range. "
+                                 "The file is damaged.",
+                                 path,
+                                 row->region < profile->name_count ? profile->names[row->region]
+                                                                   : "?",
+                                 row->rank);
         profile->event_count += row->count;
     }
     return SP_OK;

@@ -20,6 +20,9 @@
 /* Read only the index and its stored summary statistics (FORMAT.md 4.4),
  * never the event columns: memory independent of the number of calls. */
 #define SPI_READ_SUMMARY_ONLY 1u
+/* Also fill every row's ends (start + duration), in the same pass that
+ * computes the statistics. */
+#define SPI_READ_WITH_ENDS 2u
 
 /* Fill *out (which must be zeroed) from the file at path. On error *out is
  * released and zeroed and err names the file and the problem. Statuses:
@@ -44,9 +47,10 @@ int spi_profile_intern_name(spi_profile *profile, const char *name, uint32_t *id
  * of memory. The pointer is valid until the next append. */
 spi_row *spi_profile_append_row(spi_profile *profile);
 
-/* Check that every call's end (start + duration) and every row's total fit
- * in int64 (SP_ERR_CORRUPT naming path otherwise: no real clock gets
- * there), then set every full-read row's stats and event_count. */
-int spi_profile_compute_stats(spi_profile *profile, const char *path, spi_error *err);
+/* Set every full-read row's stats and event_count (and its ends when
+ * with_ends), checking that every call's end and every row's total fit in
+ * int64 (SP_ERR_CORRUPT naming path otherwise: no real clock gets there). */
+int spi_profile_compute_stats(spi_profile *profile, const char *path, bool with_ends,
+                              spi_error *err);
 
 #endif /* SPI_READER_H */

@@ -17,7 +17,6 @@
 struct sp_results {
     spi_profile profile;
     char *path;
-    int64_t **ends;          /* [row_count]: start + duration, or NULL */
     char ***tags;            /* [row_count]: decoded tags */
     size_t *tag_counts;      /* [row_count] */
 };
@@ -161,13 +160,11 @@ static int decode_tags(const char *json, char ***tags, size_t *count) {
 SP_API void sp_results_close(sp_results *results) {
     if (!results) return;
     for (size_t i = 0; i < results->profile.row_count; i++) {
-        if (results->ends) spi_free(results->ends[i]);
         if (results->tags) {
             for (size_t t = 0; t < results->tag_counts[i]; t++) spi_free(results->tags[i][t]);
             spi_free(results->tags[i]);
         }
     }
-    spi_free(results->ends);
     spi_free(results->tags);
     spi_free(results->tag_counts);
     spi_free(results->path);
@@ -185,19 +182,11 @@ static void copy_message(char *errbuf, size_t errbuf_len, const char *message) {
 
 static int derive(sp_results *r) {
     size_t rows = r->profile.row_count;
-    r->ends = spi_calloc(rows, sizeof *r->ends);
     r->tags = spi_calloc(rows, sizeof *r->tags);
     r->tag_counts = spi_calloc(rows, sizeof *r->tag_counts);
-    if (!r->ends || !r->tags || !r->tag_counts) return SP_ERR_OUT_OF_MEMORY;
+    if (!r->tags || !r->tag_counts) return SP_ERR_OUT_OF_MEMORY;
     for (size_t i = 0; i < rows; i++) {
         const spi_row *row = &r->profile.rows[i];
-        if (row->starts && row->durations && row->count > 0) {
-            int64_t *ends = spi_calloc((size_t)row->count, sizeof *ends);
-            if (!ends) return SP_ERR_OUT_OF_MEMORY;
-            for (uint64_t k = 0; k < row->count; k++)
-                ends[k] = (int64_t)((uint64_t)row->starts[k] + (uint64_t)row->durations[k]);
-            r->ends[i] = ends;
-        }
         int status = decode_tags(row->tags_json, &r->tags[i], &r->tag_counts[i]);
         if (status != SP_OK) return status;
     }
@@ -220,7 +209,8 @@ SP_API int sp_results_open(const char *path, int flags, sp_results **out, char *
     if (status == SP_OK && !(r->path = spi_strdup(path))) status = SP_ERR_OUT_OF_MEMORY;
     if (status == SP_OK)
         status = spi_profile_read(&r->profile, path,
-                                  (flags & SP_RESULTS_SUMMARY_ONLY) ? SPI_READ_SUMMARY_ONLY : 0,
+                                  (flags & SP_RESULTS_SUMMARY_ONLY) ? SPI_READ_SUMMARY_ONLY
+                                                                    : SPI_READ_WITH_ENDS,
                                   &err);
     if (status == SP_OK) status = derive(r);
     if (status != SP_OK) {
@@ -385,7 +375,8 @@ ROW_ARRAY(sp_results_row_await_ns, await_ns)
 #undef ROW_ARRAY
 
 SP_API const int64_t *sp_results_row_ends(const sp_results *r, size_t row) {
-    return row_at(r, row) ? r->ends[row] : NULL;
+    const spi_row *x = row_at(r, row);
+    return x ? x->ends : NULL;
 }
 
 SP_API const char *sp_results_row_source_file(const sp_results *r, size_t row) {

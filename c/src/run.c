@@ -218,7 +218,7 @@ int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *prof
     for (size_t i = 0; i < profile->row_count && status == SP_OK; i++) {
         spi_row *row = &profile->rows[i];
         status = sort_row(row);
-        spi_stats_compute(&row->stats, row->starts, row->durations, NULL, row->count);
+        spi_stats_compute(&row->stats, row->starts, row->durations, NULL, row->count, NULL);
         profile->event_count += row->count;
     }
     profile->event_columns = SPI_EV_BIT(SPI_EV_CALL_IDS) | SPI_EV_BIT(SPI_EV_PARENT_IDS);

@@ -150,11 +150,14 @@ hid_t spi_elem_file_type(spi_elem elem);
 hid_t spi_elem_memory_type(spi_elem elem);
 void spi_elem_type_release(spi_elem elem, hid_t type);
 
-/* Statistics of one row of durations in stored order (FORMAT.md 2.1), two
- * passes (mean, then squared deviations) like the reference writer. starts
- * may be NULL only when count is 0. gpu may be NULL. */
-void spi_stats_compute(spi_stats *stats, const int64_t *starts,
-                       const int64_t *durations, const int64_t *gpu,
-                       uint64_t count);
+/* Statistics of one row of durations in stored order (FORMAT.md 2.1), the
+ * mean and then the squared deviations like the reference writer. starts
+ * may be NULL only when count is 0; gpu may be NULL; ends, when not NULL,
+ * receives start + duration of every call (fused into the same pass).
+ * Returns true when the values are small enough that no int64 overflow was
+ * possible; false means the caller must check the row exactly (only
+ * damaged data gets there). */
+bool spi_stats_compute(spi_stats *stats, const int64_t *starts, const int64_t *durations,
+                       const int64_t *gpu, uint64_t count, int64_t *ends);
 
 #endif /* SPI_SCHEMA_H */
