@@ -10,6 +10,8 @@
 #define SPI_H5_UTIL_H
 
 #include <hdf5.h>
+#include <stddef.h>
+#include <stdint.h>
 
 typedef struct spi_h5_silence_state {
     H5E_auto2_t func;
@@ -21,5 +23,19 @@ void spi_h5_restore(const spi_h5_silence_state *saved);
 
 /* The innermost HDF5 error message on the default stack, for messages. */
 void spi_h5_last_message(char *buf, size_t buf_bytes);
+
+/* Writing attributes and small datasets with the types h5py gives the
+ * reference writer (FORMAT.md 1.2): str -> scalar vlen UTF-8, int -> i8,
+ * float -> f8, bool -> enum over int8, list of str -> 1-D vlen UTF-8.
+ * Each returns SP_OK or SP_ERR_HDF5; the caller names the file. */
+int spi_h5_write_attr_string(hid_t object, const char *name, const char *value);
+int spi_h5_write_attr_i64(hid_t object, const char *name, int64_t value);
+int spi_h5_write_attr_f64(hid_t object, const char *name, double value);
+int spi_h5_write_attr_bool(hid_t object, const char *name, int64_t value);
+int spi_h5_write_attr_strings(hid_t object, const char *name, char *const *items, size_t count);
+/* A contiguous dataset of `rank` dimensions written whole. */
+int spi_h5_write_dataset(hid_t parent, const char *name, hid_t file_type, hid_t memory_type,
+                         int rank, const hsize_t *dims, const void *data);
+hid_t spi_h5_create_group(hid_t parent, const char *name);
 
 #endif /* SPI_H5_UTIL_H */

@@ -80,10 +80,6 @@ static int oom(spi_writer *w, spi_error *err) {
                          w ? w->final_path : "profile");
 }
 
-static hid_t create_group(hid_t parent, const char *name) {
-    return H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-}
-
 /* Write a whole 1-D dataset of `count` elements in one call. */
 static int write_column(hid_t parent, const spi_column *column, const void *data,
                         uint64_t count) {
@@ -101,56 +97,6 @@ static int write_column(hid_t parent, const spi_column *column, const void *data
     spi_elem_type_release(column->elem, file_type);
     spi_elem_type_release(column->elem, memory_type);
     if (space >= 0) H5Sclose(space);
-    return ok ? SP_OK : SP_ERR_HDF5;
-}
-
-static int write_string_attribute(hid_t object, const char *name, const char *value) {
-    hid_t type = spi_elem_file_type(SPI_ELEM_STR);
-    hid_t space = H5Screate(H5S_SCALAR);
-    hid_t attr = (type >= 0 && space >= 0)
-                     ? H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT)
-                     : -1;
-    int ok = attr >= 0 && H5Awrite(attr, type, &value) >= 0;
-    if (attr >= 0) H5Aclose(attr);
-    if (space >= 0) H5Sclose(space);
-    spi_elem_type_release(SPI_ELEM_STR, type);
-    return ok ? SP_OK : SP_ERR_HDF5;
-}
-
-static int write_scalar_attribute(hid_t object, const char *name, hid_t file_type,
-                                  hid_t memory_type, const void *value) {
-    hid_t space = H5Screate(H5S_SCALAR);
-    hid_t attr = space >= 0 ? H5Acreate2(object, name, file_type, space, H5P_DEFAULT, H5P_DEFAULT)
-                            : -1;
-    int ok = attr >= 0 && H5Awrite(attr, memory_type, value) >= 0;
-    if (attr >= 0) H5Aclose(attr);
-    if (space >= 0) H5Sclose(space);
-    return ok ? SP_OK : SP_ERR_HDF5;
-}
-
-/* h5py stores a Python bool as an enum over int8 with FALSE=0, TRUE=1. */
-static int write_bool_attribute(hid_t object, const char *name, int64_t value) {
-    hid_t type = H5Tenum_create(H5T_NATIVE_INT8);
-    int8_t false_value = 0, true_value = 1, stored = value ? 1 : 0;
-    int ok = type >= 0 && H5Tenum_insert(type, "FALSE", &false_value) >= 0 &&
-             H5Tenum_insert(type, "TRUE", &true_value) >= 0 &&
-             write_scalar_attribute(object, name, type, type, &stored) == SP_OK;
-    if (type >= 0) H5Tclose(type);
-    return ok ? SP_OK : SP_ERR_HDF5;
-}
-
-static int write_string_array_attribute(hid_t object, const char *name,
-                                        char *const *items, size_t count) {
-    hid_t type = spi_elem_file_type(SPI_ELEM_STR);
-    hsize_t dims[1] = {count};
-    hid_t space = H5Screate_simple(1, dims, NULL);
-    hid_t attr = (type >= 0 && space >= 0)
-                     ? H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT)
-                     : -1;
-    int ok = attr >= 0 && (count == 0 || H5Awrite(attr, type, items) >= 0);
-    if (attr >= 0) H5Aclose(attr);
-    if (space >= 0) H5Sclose(space);
-    spi_elem_type_release(SPI_ELEM_STR, type);
     return ok ? SP_OK : SP_ERR_HDF5;
 }
 
@@ -290,12 +236,11 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
     w->file = H5Fcreate(w->temp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0) return h5_fail(w, err, "create the HDF5 file");
     int64_t schema = SPI_SCHEMA_VERSION;
-    if (write_scalar_attribute(w->file, SPI_ATTR_SCHEMA, H5T_STD_I64LE, H5T_NATIVE_INT64,
-                               &schema) != SP_OK ||
-        write_string_attribute(w->file, SPI_ATTR_STORAGE_LAYOUT, SPI_LAYOUT_COLUMNAR) != SP_OK)
+    if (spi_h5_write_attr_i64(w->file, SPI_ATTR_SCHEMA, schema) != SP_OK ||
+        spi_h5_write_attr_string(w->file, SPI_ATTR_STORAGE_LAYOUT, SPI_LAYOUT_COLUMNAR) != SP_OK)
         return h5_fail(w, err, "write the root attributes");
 
-    hid_t events = create_group(w->file, SPI_GROUP_EVENTS);
+    hid_t events = spi_h5_create_group(w->file, SPI_GROUP_EVENTS);
     if (events < 0) return h5_fail(w, err, "create the events group");
     /* Always the two schema-3 columns; optional ones only when declared. */
     unsigned columns = layout->event_columns | SPI_EV_BIT(SPI_EV_START_DELTAS) |
@@ -315,22 +260,18 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
 /* ---- metadata, names, threads --------------------------------------------- */
 
 int spi_writer_write_metadata(spi_writer *w, const spi_meta *metadata, spi_error *err) {
-    hid_t group = create_group(w->file, SPI_GROUP_METADATA);
+    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_METADATA);
     if (group < 0) return h5_fail(w, err, "create the metadata group");
     int status = SP_OK;
     for (size_t i = 0; i < metadata->count && status == SP_OK; i++) {
         const spi_meta_entry *e = &metadata->entries[i];
         switch (e->kind) {
-        case SPI_META_STR: status = write_string_attribute(group, e->key, e->str); break;
-        case SPI_META_I64:
-            status = write_scalar_attribute(group, e->key, H5T_STD_I64LE, H5T_NATIVE_INT64, &e->i64);
-            break;
-        case SPI_META_F64:
-            status = write_scalar_attribute(group, e->key, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &e->f64);
-            break;
-        case SPI_META_BOOL: status = write_bool_attribute(group, e->key, e->i64); break;
+        case SPI_META_STR: status = spi_h5_write_attr_string(group, e->key, e->str); break;
+        case SPI_META_I64: status = spi_h5_write_attr_i64(group, e->key, e->i64); break;
+        case SPI_META_F64: status = spi_h5_write_attr_f64(group, e->key, e->f64); break;
+        case SPI_META_BOOL: status = spi_h5_write_attr_bool(group, e->key, e->i64); break;
         case SPI_META_STR_ARRAY:
-            status = write_string_array_attribute(group, e->key, e->items, e->item_count);
+            status = spi_h5_write_attr_strings(group, e->key, e->items, e->item_count);
             break;
         }
     }
@@ -344,7 +285,7 @@ int spi_writer_write_region_names(spi_writer *w, const char *const *names, size_
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
                              "%s: %zu region names given, %zu declared", w->final_path, count,
                              w->layout.region_count);
-    hid_t group = create_group(w->file, SPI_GROUP_REGION_TABLE);
+    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_REGION_TABLE);
     if (group < 0) return h5_fail(w, err, "create the region table");
     static const spi_column names_column = {SPI_GROUP_REGION_TABLE, "names", SPI_ELEM_STR,
                                             false, 0, NULL};
@@ -356,7 +297,7 @@ int spi_writer_write_region_names(spi_writer *w, const char *const *names, size_
 int spi_writer_write_threads(spi_writer *w, const spi_thread_row *threads, size_t count,
                              spi_error *err) {
     if (count == 0) return SP_OK; /* the table is written only when it has rows */
-    hid_t group = create_group(w->file, SPI_GROUP_THREAD_TABLE);
+    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_THREAD_TABLE);
     if (group < 0) return h5_fail(w, err, "create the thread table");
     uint32_t *ranks = spi_calloc(count, sizeof *ranks);
     int64_t *values = spi_calloc(count, sizeof *values);
@@ -479,7 +420,7 @@ int spi_writer_end_row(spi_writer *w, spi_error *err) {
 /* ---- publish --------------------------------------------------------------- */
 
 static int write_index(spi_writer *w) {
-    hid_t group = create_group(w->file, SPI_GROUP_INDEX);
+    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_INDEX);
     if (group < 0) return SP_ERR_HDF5;
     const void *data[SPI_IDX_COLUMNAR_COUNT] = {
         [SPI_IDX_REGION_IDS] = w->region_ids,

@@ -18,69 +18,10 @@
 #include "h5_writer.h"
 #include "schema.h"
 
-static int attr_string(hid_t object, const char *name, const char *value) {
-    hid_t type = spi_elem_file_type(SPI_ELEM_STR);
-    hid_t space = H5Screate(H5S_SCALAR);
-    hid_t attr = type >= 0 && space >= 0
-                     ? H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT)
-                     : -1;
-    const char *text = value ? value : "";
-    int ok = attr >= 0 && H5Awrite(attr, type, &text) >= 0;
-    if (attr >= 0) H5Aclose(attr);
-    if (space >= 0) H5Sclose(space);
-    spi_elem_type_release(SPI_ELEM_STR, type);
-    return ok ? SP_OK : SP_ERR_HDF5;
-}
-
-static int attr_strings(hid_t object, const char *name, char *const *items, size_t count) {
-    hid_t type = spi_elem_file_type(SPI_ELEM_STR);
-    hsize_t dims[1] = {count};
-    hid_t space = H5Screate_simple(1, dims, NULL);
-    hid_t attr = type >= 0 && space >= 0
-                     ? H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT)
-                     : -1;
-    int ok = attr >= 0 && (count == 0 || H5Awrite(attr, type, items) >= 0);
-    if (attr >= 0) H5Aclose(attr);
-    if (space >= 0) H5Sclose(space);
-    spi_elem_type_release(SPI_ELEM_STR, type);
-    return ok ? SP_OK : SP_ERR_HDF5;
-}
-
-static int attr_i64(hid_t object, const char *name, int64_t value) {
-    hid_t space = H5Screate(H5S_SCALAR);
-    hid_t attr = space >= 0 ? H5Acreate2(object, name, H5T_STD_I64LE, space, H5P_DEFAULT,
-                                         H5P_DEFAULT)
-                            : -1;
-    int ok = attr >= 0 && H5Awrite(attr, H5T_NATIVE_INT64, &value) >= 0;
-    if (attr >= 0) H5Aclose(attr);
-    if (space >= 0) H5Sclose(space);
-    return ok ? SP_OK : SP_ERR_HDF5;
-}
-
-/* A contiguous dataset of rank 1 or 2 written whole. */
-static int dataset(hid_t parent, const char *name, hid_t file_type, hid_t memory_type, int rank,
-                   const hsize_t *dims, const void *data) {
-    hid_t space = H5Screate_simple(rank, dims, NULL);
-    hid_t dset = space >= 0 ? H5Dcreate2(parent, name, file_type, space, H5P_DEFAULT,
-                                         H5P_DEFAULT, H5P_DEFAULT)
-                            : -1;
-    hsize_t n = 1;
-    for (int i = 0; i < rank; i++) n *= dims[i];
-    int ok = dset >= 0 && (n == 0 || H5Dwrite(dset, memory_type, H5S_ALL, H5S_ALL,
-                                              H5P_DEFAULT, data) >= 0);
-    if (dset >= 0) H5Dclose(dset);
-    if (space >= 0) H5Sclose(space);
-    return ok ? SP_OK : SP_ERR_HDF5;
-}
-
-static hid_t create_group(hid_t parent, const char *name) {
-    return H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-}
-
 /* Get-or-create the subgroup: several records share perf_events/. */
 static hid_t child_group(hid_t parent, const char *name) {
     if (H5Lexists(parent, name, H5P_DEFAULT) > 0) return H5Gopen2(parent, name, H5P_DEFAULT);
-    return create_group(parent, name);
+    return spi_h5_create_group(parent, name);
 }
 
 static int write_perf(hid_t rank_group, const spi_perf_record *r) {
@@ -90,14 +31,14 @@ static int write_perf(hid_t rank_group, const spi_perf_record *r) {
         H5Gclose(perf);
         return SP_OK;
     }
-    hid_t group = perf >= 0 ? create_group(perf, r->region) : -1;
+    hid_t group = perf >= 0 ? spi_h5_create_group(perf, r->region) : -1;
     int status = group >= 0 ? SP_OK : SP_ERR_HDF5;
-    if (status == SP_OK) status = attr_i64(group, "calls", r->calls);
-    if (status == SP_OK) status = attr_strings(group, "event_names", r->event_names,
+    if (status == SP_OK) status = spi_h5_write_attr_i64(group, "calls", r->calls);
+    if (status == SP_OK) status = spi_h5_write_attr_strings(group, "event_names", r->event_names,
                                                r->counter_count);
     hsize_t dims[1] = {r->counter_count};
     if (status == SP_OK)
-        status = dataset(group, "values", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, dims, r->values);
+        status = spi_h5_write_dataset(group, "values", H5T_STD_U64LE, H5T_NATIVE_UINT64, 1, dims, r->values);
     if (group >= 0) H5Gclose(group);
     if (perf >= 0) H5Gclose(perf);
     return status;
@@ -108,48 +49,48 @@ static int write_likwid_region(hid_t regions, const spi_likwid_record *r) {
     if (!name) return SP_ERR_OUT_OF_MEMORY;
     for (char *p = name; *p; p++)
         if (*p == '/') *p = '|';
-    hid_t group = create_group(regions, name);
+    hid_t group = spi_h5_create_group(regions, name);
     spi_free(name);
     int status = group >= 0 ? SP_OK : SP_ERR_HDF5;
-    if (status == SP_OK) status = attr_string(group, "tag", r->tag);
-    if (status == SP_OK) status = attr_i64(group, "group_id", r->group_id);
-    if (status == SP_OK) status = attr_string(group, "group_name", r->group_name);
-    if (status == SP_OK) status = attr_string(group, "source", r->source);
+    if (status == SP_OK) status = spi_h5_write_attr_string(group, "tag", r->tag);
+    if (status == SP_OK) status = spi_h5_write_attr_i64(group, "group_id", r->group_id);
+    if (status == SP_OK) status = spi_h5_write_attr_string(group, "group_name", r->group_name);
+    if (status == SP_OK) status = spi_h5_write_attr_string(group, "source", r->source);
     if (status == SP_OK)
-        status = attr_strings(group, "event_names", r->event_names, r->event_count);
+        status = spi_h5_write_attr_strings(group, "event_names", r->event_names, r->event_count);
     if (status == SP_OK && r->counter_names)
-        status = attr_strings(group, "counter_names", r->counter_names, r->event_count);
+        status = spi_h5_write_attr_strings(group, "counter_names", r->counter_names, r->event_count);
     if (status == SP_OK)
-        status = attr_strings(group, "metric_names", r->metric_names, r->metric_count);
+        status = spi_h5_write_attr_strings(group, "metric_names", r->metric_names, r->metric_count);
     hsize_t threads[1] = {r->thread_count};
     hsize_t events[2] = {r->event_count, r->thread_count};
     hsize_t metrics[2] = {r->metric_count, r->thread_count};
     if (status == SP_OK)
-        status = dataset(group, "cpus", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, threads, r->cpus);
+        status = spi_h5_write_dataset(group, "cpus", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, threads, r->cpus);
     if (status == SP_OK)
-        status = dataset(group, "times", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, threads, r->times);
+        status = spi_h5_write_dataset(group, "times", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 1, threads, r->times);
     if (status == SP_OK)
-        status = dataset(group, "call_counts", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, threads,
+        status = spi_h5_write_dataset(group, "call_counts", H5T_STD_I64LE, H5T_NATIVE_INT64, 1, threads,
                          r->call_counts);
     if (status == SP_OK)
-        status = dataset(group, "events", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, events, r->events);
+        status = spi_h5_write_dataset(group, "events", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, events, r->events);
     if (status == SP_OK)
-        status = dataset(group, "metrics", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, metrics,
+        status = spi_h5_write_dataset(group, "metrics", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, 2, metrics,
                          r->metrics);
     if (group >= 0) H5Gclose(group);
     return status;
 }
 
 static int write_likwid(hid_t rank_group, const spi_profile *p, uint32_t rank) {
-    hid_t likwid = create_group(rank_group, "likwid");
+    hid_t likwid = spi_h5_create_group(rank_group, "likwid");
     int status = likwid >= 0 ? SP_OK : SP_ERR_HDF5;
     int64_t regions_of_rank = 0;
     for (size_t i = 0; i < p->likwid_count; i++) regions_of_rank += p->likwid[i].rank == rank;
     for (size_t i = 0; status == SP_OK && i < p->likwid_env_count; i++)
         if (p->likwid_env[i].rank == rank)
-            status = attr_string(likwid, p->likwid_env[i].name, p->likwid_env[i].value);
-    if (status == SP_OK) status = attr_i64(likwid, "num_regions", regions_of_rank);
-    hid_t regions = status == SP_OK ? create_group(likwid, "regions") : -1;
+            status = spi_h5_write_attr_string(likwid, p->likwid_env[i].name, p->likwid_env[i].value);
+    if (status == SP_OK) status = spi_h5_write_attr_i64(likwid, "num_regions", regions_of_rank);
+    hid_t regions = status == SP_OK ? spi_h5_create_group(likwid, "regions") : -1;
     if (status == SP_OK && regions < 0) status = SP_ERR_HDF5;
     for (size_t i = 0; status == SP_OK && i < p->likwid_count; i++)
         if (p->likwid[i].rank == rank) status = write_likwid_region(regions, &p->likwid[i]);
