@@ -126,6 +126,20 @@ typedef struct sp_results sp_results;
 SP_API int sp_results_open(const char *path, int flags, sp_results **out,
                            char *errbuf, size_t errbuf_len);
 
+/**
+ * sp_finalize, and also hand back this process's results in memory, without
+ * a round trip through a file: every region, row and call of every thread
+ * (with MPI: this rank's rows; the file holds the whole job). Together with
+ * sp_options.write_file = 0 this is the memory-only mode. The object is the
+ * same as sp_results_open gives for the written file (path: the configured
+ * output path); release it with sp_results_close.
+ * Returns what sp_finalize returns; *results is set when the run's results
+ * could be collected (also when only the file could not be written, so
+ * nothing recorded is lost), else NULL. results NULL: SP_ERR_INVALID_ARGUMENT.
+ * Thread-safety: as sp_finalize.
+ */
+SP_API int sp_finalize_results(sp_results **results);
+
 /** Release a results object and everything its accessors returned. NULL is
  *  a no-op. Thread-safety: not concurrently with accessors on the object. */
 SP_API void sp_results_close(sp_results *results);

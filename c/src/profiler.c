@@ -21,6 +21,7 @@
 #include "job.h"
 #include "profiler.h"
 #include "reader.h"
+#include "results_internal.h"
 #include "summary.h"
 #include "metadata.h"
 #include "recorder.h"
@@ -192,7 +193,9 @@ static void print_summary(const spi_profile *local, const spi_job_totals *totals
     fflush(stdout);
 }
 
-SP_API int sp_finalize(void) {
+/* The one finalize: `results`, when not NULL, receives the run's profile
+ * as a public results object instead of it being freed. */
+static int finalize_session(sp_results **results) {
     if (config.disabled) {
         release_config();
         return SP_OK;
@@ -248,9 +251,24 @@ SP_API int sp_finalize(void) {
                   config.write_file && (status == SP_OK || status == SP_ERR_OPEN_AT_FINALIZE ||
                                         status == SP_ERR_BUFFER_LIMIT));
 
+    if (results && profile.row_count + profile.name_count + profile.metadata.count > 0) {
+        int adopted = spi_results_adopt(&profile, config.file_path, results);
+        if (adopted != SP_OK && status == SP_OK) status = adopted;
+    }
     spi_profile_free(&profile);
     spi_job_stop();
     release_config();
     spi_status_remember(status);
     return status;
+}
+
+SP_API int sp_finalize(void) { return finalize_session(NULL); }
+
+SP_API int sp_finalize_results(sp_results **results) {
+    if (!results) {
+        spi_status_remember(SP_ERR_INVALID_ARGUMENT);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    *results = NULL;
+    return finalize_session(results);
 }

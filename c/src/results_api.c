@@ -12,6 +12,7 @@
 
 #include "alloc.h"
 #include "reader.h"
+#include "results_internal.h"
 #include "scope_profiler_results.h"
 
 struct sp_results {
@@ -218,6 +219,43 @@ SP_API int sp_results_open(const char *path, int flags, sp_results **out, char *
         copy_message(errbuf, errbuf_len, err.message);
         sp_results_close(r);
         spi_status_remember(status);
+        return status;
+    }
+    *out = r;
+    return SP_OK;
+}
+
+int spi_results_adopt(spi_profile *profile, const char *path, sp_results **out) {
+    *out = NULL;
+    sp_results *r = spi_calloc(1, sizeof *r);
+    if (!r) {
+        spi_profile_free(profile);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    r->profile = *profile;
+    *profile = (spi_profile){0};
+    int status = (r->path = spi_strdup(path ? path : "")) ? SP_OK : SP_ERR_OUT_OF_MEMORY;
+    /* A recorded run is a schema-3 profile that has not been written: give
+     * it what a read would (ends, rank count) so every accessor behaves the
+     * same for both. */
+    spi_profile *p = &r->profile;
+    p->schema_version = SPI_SCHEMA_VERSION;
+    for (size_t i = 0; i < p->row_count && status == SP_OK; i++) {
+        spi_row *row = &p->rows[i];
+        if (row->rank + 1 > p->rank_count) p->rank_count = row->rank + 1;
+        if (row->ends || row->count == 0) continue;
+        if (!(row->ends = spi_malloc((size_t)row->count * sizeof *row->ends))) {
+            status = SP_ERR_OUT_OF_MEMORY;
+            break;
+        }
+        for (uint64_t k = 0; k < row->count; k++) row->ends[k] = row->starts[k] + row->durations[k];
+    }
+    const spi_meta_entry *size = spi_meta_find(&p->metadata, "mpi_size");
+    if (size && size->kind == SPI_META_I64 && size->i64 > (int64_t)p->rank_count && p->row_count)
+        p->rank_count = (uint32_t)size->i64;
+    if (status == SP_OK) status = derive(r);
+    if (status != SP_OK) {
+        sp_results_close(r);
         return status;
     }
     *out = r;

@@ -19,6 +19,7 @@
 #include "check.h"
 #include "profile_file.h"
 #include "scope_profiler.h"
+#include "scope_profiler_results.h"
 
 int check_failures = 0;
 
@@ -505,11 +506,45 @@ static void test_memory_only(void) {
     options.file_path = "memory.h5";
     options.write_file = 0;
     options.quiet = 1;
+    options.label = "in-memory";
     REQUIRE(sp_setup_with_options(&options) == SP_OK);
-    sp_region_begin("r");
-    sp_region_end("r");
-    CHECK_EQ_INT(sp_finalize(), SP_OK);
-    CHECK(access("memory.h5", F_OK) != 0);
+    int64_t before = monotonic_ns();
+    for (int i = 0; i < 3; i++) {
+        sp_region_begin("outer");
+        sp_region_begin("inner");
+        sp_region_end("inner");
+        sp_region_end("outer");
+    }
+    int64_t after = monotonic_ns();
+    sp_results *results = NULL;
+    CHECK_EQ_INT(sp_finalize_results(&results), SP_OK);
+    CHECK(access("memory.h5", F_OK) != 0); /* memory only: no file */
+    REQUIRE(results != NULL);
+    CHECK_EQ_INT(sp_results_rank_count(results), 1);
+    CHECK_EQ_INT(sp_results_region_count(results), 2);
+    long outer = sp_results_region_find(results, "outer");
+    long inner = sp_results_region_find(results, "inner");
+    REQUIRE(outer >= 0 && inner >= 0);
+    long outer_row = sp_results_row_find(results, 0, (size_t)outer);
+    long inner_row = sp_results_row_find(results, 0, (size_t)inner);
+    REQUIRE(outer_row >= 0 && inner_row >= 0);
+    CHECK_EQ_INT(sp_results_row_calls(results, (size_t)outer_row), 3);
+    CHECK_EQ_INT(sp_results_row_calls(results, (size_t)inner_row), 3);
+    const int64_t *outer_ids = sp_results_row_call_ids(results, (size_t)outer_row);
+    const int64_t *inner_parents = sp_results_row_parent_ids(results, (size_t)inner_row);
+    const int64_t *starts = sp_results_row_starts(results, (size_t)inner_row);
+    const int64_t *ends = sp_results_row_ends(results, (size_t)inner_row);
+    REQUIRE(outer_ids && inner_parents && starts && ends);
+    for (int i = 0; i < 3; i++) {
+        CHECK_EQ_INT(inner_parents[i], outer_ids[i]); /* each inner in its own outer */
+        CHECK(before <= starts[i] && starts[i] <= ends[i] && ends[i] <= after);
+    }
+    long label = sp_results_metadata_find(results, "label");
+    CHECK(label >= 0 && strcmp(sp_results_metadata_string(results, (size_t)label), "in-memory") == 0);
+    sp_results_close(results);
+    CHECK_EQ_INT(sp_finalize_results(&results), SP_ERR_NOT_ACTIVE);
+    CHECK(results == NULL);
+    CHECK_EQ_INT(sp_finalize_results(NULL), SP_ERR_INVALID_ARGUMENT);
 }
 
 typedef struct named_test {
