@@ -471,10 +471,10 @@ typedef struct order_ctx {
 static int row_compare(const order_ctx *c, size_t ia, size_t ib) {
     const trow *a = &c->rows[ia], *b = &c->rows[ib];
     if (a->parent != b->parent) return a->parent < b->parent ? -1 : 1;
-    /* Written with plain ints and an explicit bound: the first version
-     * (bool flags, `ha ? -1 : 1`) sorted ascending under gcc 12 -O2 and
-     * correctly at -O0; this shape is right at every level (test: the
-     * filter case of tests/inspect checks --sort total). */
+    /* Descending by the key, rows without a value for it last (FORMAT.md
+     * 7.5: "None last"); then by name, then by start, then by position, so
+     * the order is total and the sort stable. tests/inspect checks
+     * --sort total. */
     int key = c->key;
     if (key >= 0 && key < V_COUNT) {
         unsigned bit = 1u << (unsigned)key;
