@@ -1,0 +1,872 @@
+/*
+ * scope-export - turn a profile into a file other tools read: a Chrome /
+ * Perfetto trace (every call of every rank and thread on one timeline), a
+ * CSV with one line per call, or the per-region statistics as JSON.
+ *
+ *   scope-export FILE -o OUT [--format chrome|csv|json] [--ranks 0,2-3]
+ *                [--include REGEX] [--exclude REGEX]
+ *
+ * A thin main over the public API (scope_profiler_results.h,
+ * scope_profiler_summary.h): every number comes from the library, this file
+ * only chooses and formats.
+ *
+ * Output discipline, as every writer of this project: the export goes into
+ * a temporary sibling of OUT (".<name>.<random>.tmp", created exclusively)
+ * and is renamed over OUT only once it was written, flushed and synced.
+ * A failure at any point removes the temporary file, so OUT is either the
+ * complete new export or whatever it was before. The text is written as it
+ * is produced (a trace of ten million calls never exists as one string in
+ * memory); only the profile itself is held, by the results object.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scope_profiler.h"
+#include "scope_profiler_results.h"
+#include "scope_profiler_summary.h"
+
+enum { EXIT_USAGE = 1, EXIT_FILE = 2, EXIT_OTHER = 3 };
+enum format { FORMAT_CHROME, FORMAT_CSV, FORMAT_JSON };
+
+#define MAX_PATTERNS 64
+#define MAX_RANKS 65536
+
+static const char usage_text[] =
+    "Usage: scope-export FILE -o OUT [OPTIONS]\n"
+    "\n"
+    "Export a scope-profiler file (HDF5 schema 1-3, the aggregate layout, or a\n"
+    "native .spt trace) for other tools.\n"
+    "\n"
+    "Formats:\n"
+    "  chrome  Chrome/Perfetto trace-event JSON (default; open it in\n"
+    "          ui.perfetto.dev or chrome://tracing): one complete event per call,\n"
+    "          pid = rank, tid = thread, ts/dur in microseconds measured from the\n"
+    "          earliest call start in the file, call_id/parent_id in args\n"
+    "  csv     one line per call: rank,region,thread,call_id,parent_id,start_ns,\n"
+    "          end_ns,duration_ns (raw clock ns; an empty field is a column the\n"
+    "          file did not record). Default when OUT ends in .csv\n"
+    "  json    per-region statistics in seconds, the keys of scope-inspect --json\n"
+    "\n"
+    "Options:\n"
+    "  -o, --output OUT  file to write ('-' for standard output); written to a\n"
+    "                    temporary file and renamed into place\n"
+    "  --format NAME     chrome, csv or json\n"
+    "  --ranks LIST      only these ranks, e.g. 0,2-3\n"
+    "  --include REGEX   only regions whose name matches (POSIX extended regex,\n"
+    "                    anchored at the start of the name); repeatable\n"
+    "  --exclude REGEX   leave out regions whose name matches; repeatable\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "Exit status:\n"
+    "  0  success\n"
+    "  1  usage error (unknown option, bad value, bad regex, OUT is FILE)\n"
+    "  2  FILE could not be read, or holds no per-call events for chrome/csv\n"
+    "     (aggregate layout); OUT is left as it was\n"
+    "  3  any other failure (out of memory, OUT not writable); OUT is left as it was\n";
+
+typedef struct args {
+    const char *input;
+    const char *output;
+    int format;          /* enum format, or -1 = not given */
+    regex_t include[MAX_PATTERNS];
+    size_t include_count;
+    regex_t exclude[MAX_PATTERNS];
+    size_t exclude_count;
+    const char *include_text[MAX_PATTERNS];
+    const char *exclude_text[MAX_PATTERNS];
+    uint32_t *ranks;     /* sorted, unique */
+    size_t rank_count;   /* 0 = every rank */
+} args;
+
+static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *format, ...) {
+    va_list ap;
+    va_start(ap, format);
+    fprintf(stderr, "scope-export: ");
+    vfprintf(stderr, format, ap);
+    fprintf(stderr, "\nTry 'scope-export --help' for more information.\n");
+    va_end(ap);
+    return EXIT_USAGE;
+}
+
+static int cmp_u32(const void *pa, const void *pb) {
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* "0,2-3" into a sorted list of ranks without repeats, so that selection
+ * is a binary search and the summary API never pools a rank twice. */
+static int parse_ranks(args *a, const char *text) {
+    const char *p = text;
+    while (*p) {
+        char *end;
+        if (*p < '0' || *p > '9') return usage_error("invalid --ranks list '%s'", text);
+        unsigned long lo = strtoul(p, &end, 10), hi = lo;
+        p = end;
+        if (*p == '-') {
+            p++;
+            if (*p < '0' || *p > '9') return usage_error("invalid --ranks list '%s'", text);
+            hi = strtoul(p, &end, 10);
+            p = end;
+        }
+        if (hi < lo || hi > UINT32_MAX || hi - lo >= MAX_RANKS ||
+            a->rank_count + (hi - lo + 1) > MAX_RANKS)
+            return usage_error("invalid --ranks range in '%s'", text);
+        for (unsigned long r = lo; r <= hi; r++) a->ranks[a->rank_count++] = (uint32_t)r;
+        if (*p == ',') p++;
+        else if (*p) return usage_error("invalid --ranks list '%s'", text);
+    }
+    if (a->rank_count == 0) return usage_error("empty --ranks list '%s'", text);
+    qsort(a->ranks, a->rank_count, sizeof *a->ranks, cmp_u32);
+    size_t unique = 0;
+    for (size_t i = 0; i < a->rank_count; i++)
+        if (unique == 0 || a->ranks[unique - 1] != a->ranks[i]) a->ranks[unique++] = a->ranks[i];
+    a->rank_count = unique;
+    return 0;
+}
+
+/* Compiled once, anchored at the start of the name like scope-inspect's
+ * and the summary table's filters, so one REGEX selects the same regions
+ * in every tool. */
+static int add_pattern(regex_t *list, const char **texts, size_t *count, const char *option,
+                       const char *value) {
+    if (*count == MAX_PATTERNS) return usage_error("too many %s patterns", option);
+    size_t len = strlen(value) + 4;
+    char *anchored = malloc(len);
+    if (!anchored) {
+        fprintf(stderr, "scope-export: out of memory\n");
+        return EXIT_OTHER;
+    }
+    snprintf(anchored, len, "^(%s)", value);
+    int rc = regcomp(&list[*count], anchored, REG_EXTENDED | REG_NOSUB);
+    free(anchored);
+    if (rc != 0) return usage_error("invalid regular expression '%s'", value);
+    texts[*count] = value;
+    (*count)++;
+    return 0;
+}
+
+static bool has_suffix(const char *s, const char *suffix) {
+    size_t n = strlen(s), k = strlen(suffix);
+    return n >= k && strcmp(s + n - k, suffix) == 0;
+}
+
+static int parse_args(args *a, int argc, char **argv) {
+    a->format = -1;
+    a->ranks = calloc(MAX_RANKS, sizeof *a->ranks);
+    if (!a->ranks) {
+        fprintf(stderr, "scope-export: out of memory\n");
+        return EXIT_OTHER;
+    }
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (options_done || arg[0] != '-' || !strcmp(arg, "-")) {
+            if (a->input) return usage_error("more than one FILE given ('%s', '%s')", a->input, arg);
+            a->input = arg;
+            continue;
+        }
+        if (!strcmp(arg, "--")) {
+            options_done = true;
+            continue;
+        }
+        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+            fputs(usage_text, stdout);
+            return -1;
+        }
+        /* Options with a value: "--opt VALUE" or "--opt=VALUE" ("-o VALUE"). */
+        static const char *const valued[] = {"--output", "--format", "--ranks", "--include",
+                                             "--exclude", "-o"};
+        enum { N_VALUED = sizeof valued / sizeof *valued };
+        const char *value = NULL;
+        size_t which = N_VALUED;
+        for (size_t k = 0; k < N_VALUED; k++) {
+            size_t len = strlen(valued[k]);
+            if (!strncmp(arg, valued[k], len) &&
+                (arg[len] == '\0' || (arg[len] == '=' && valued[k][1] == '-'))) {
+                which = k;
+                if (arg[len] == '=') value = arg + len + 1;
+                else if (i + 1 < argc) value = argv[++i];
+                else return usage_error("option '%s' needs a value", valued[k]);
+                break;
+            }
+        }
+        int rc = 0;
+        switch (which) {
+        case 0:
+        case 5:
+            if (a->output) return usage_error("%s", "more than one output given");
+            if (!*value) return usage_error("%s", "empty output file name");
+            a->output = value;
+            break;
+        case 1:
+            if (!strcmp(value, "chrome")) a->format = FORMAT_CHROME;
+            else if (!strcmp(value, "csv")) a->format = FORMAT_CSV;
+            else if (!strcmp(value, "json")) a->format = FORMAT_JSON;
+            else return usage_error("unknown format '%s' (chrome, csv or json)", value);
+            break;
+        case 2: rc = parse_ranks(a, value); break;
+        case 3:
+            rc = add_pattern(a->include, a->include_text, &a->include_count, "--include", value);
+            break;
+        case 4:
+            rc = add_pattern(a->exclude, a->exclude_text, &a->exclude_count, "--exclude", value);
+            break;
+        default: return usage_error("unknown option '%s'", arg);
+        }
+        if (rc) return rc;
+    }
+    if (!a->input) return usage_error("%s", "no FILE given");
+    if (!a->output) return usage_error("%s", "no output file given (-o OUT)");
+    if (a->format < 0) a->format = has_suffix(a->output, ".csv") ? FORMAT_CSV : FORMAT_CHROME;
+    return 0;
+}
+
+static void free_args(args *a) {
+    for (size_t i = 0; i < a->include_count; i++) regfree(&a->include[i]);
+    for (size_t i = 0; i < a->exclude_count; i++) regfree(&a->exclude[i]);
+    free(a->ranks);
+}
+
+static bool rank_selected(const args *a, uint32_t rank) {
+    return a->rank_count == 0 ||
+           bsearch(&rank, a->ranks, a->rank_count, sizeof rank, cmp_u32) != NULL;
+}
+
+static bool name_selected(const args *a, const char *name) {
+    bool in = a->include_count == 0;
+    for (size_t i = 0; i < a->include_count && !in; i++)
+        in = regexec(&a->include[i], name, 0, NULL, 0) == 0;
+    for (size_t i = 0; i < a->exclude_count && in; i++)
+        in = regexec(&a->exclude[i], name, 0, NULL, 0) != 0;
+    return in;
+}
+
+/* ---- the output file: temporary sibling, published by rename -------------- */
+
+/* The temporary path, for the signal handler: an interrupted export must
+ * not leave a hidden half-written file behind either. */
+static char *volatile tmp_path_for_signal;
+
+static void on_fatal_signal(int sig) {
+    char *path = tmp_path_for_signal;
+    if (path) unlink(path);  /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+typedef struct output {
+    const char *path;  /* the target */
+    char *tmp;         /* NULL when writing to stdout */
+    FILE *fp;
+} output;
+
+/* A random-enough suffix without rand()'s global state: clock, pid and a
+ * counter mixed; O_EXCL makes a clash a retry, never a shared file. */
+static uint64_t mix(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static int output_open(output *o, const char *path) {
+    o->path = path;
+    o->tmp = NULL;
+    if (!strcmp(path, "-")) {
+        o->fp = stdout;
+        return 0;
+    }
+    const char *slash = strrchr(path, '/');
+    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+    const char *base = slash ? slash + 1 : path;
+    size_t len = dir_len + strlen(base) + 32;
+    o->tmp = malloc(len);
+    if (!o->tmp) {
+        fprintf(stderr, "scope-export: out of memory\n");
+        return EXIT_OTHER;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    uint64_t seed = mix((uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 30) ^
+                        ((uint64_t)getpid() << 16));
+    int fd = -1;
+    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
+        snprintf(o->tmp, len, "%.*s.%s.%08llx.tmp", (int)dir_len, path, base,
+                 (unsigned long long)(mix(seed + (uint64_t)attempt) & 0xffffffffULL));
+        /* 0666 through the umask: the published file gets the permissions
+         * any newly created file would. */
+        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        if (fd < 0 && errno != EEXIST) break;
+    }
+    if (fd < 0) {
+        fprintf(stderr, "scope-export: cannot create %s: %s\n", path, strerror(errno));
+        free(o->tmp);
+        o->tmp = NULL;
+        return EXIT_OTHER;
+    }
+    tmp_path_for_signal = o->tmp;
+    o->fp = fdopen(fd, "w");
+    if (!o->fp) {
+        fprintf(stderr, "scope-export: cannot create %s: %s\n", path, strerror(errno));
+        close(fd);
+        unlink(o->tmp);
+        tmp_path_for_signal = NULL;
+        free(o->tmp);
+        o->tmp = NULL;
+        return EXIT_OTHER;
+    }
+    /* Large writes: an export is one long sequential stream. */
+    setvbuf(o->fp, NULL, _IOFBF, 1u << 20);
+    return 0;
+}
+
+/* Drop the temporary file; OUT stays as it was. */
+static void output_abandon(output *o) {
+    if (!o->tmp) return;
+    if (o->fp) fclose(o->fp);
+    unlink(o->tmp);
+    tmp_path_for_signal = NULL;
+    free(o->tmp);
+    o->tmp = NULL;
+    o->fp = NULL;
+}
+
+/* Flush, sync and rename into place; the directory is synced too so that
+ * the new name survives a crash right after we report success. */
+static int output_publish(output *o) {
+    if (!o->tmp) {
+        if (fflush(o->fp) != 0 || ferror(o->fp)) {
+            fprintf(stderr, "scope-export: cannot write the output: %s\n", strerror(errno));
+            return EXIT_OTHER;
+        }
+        return 0;
+    }
+    int err = 0;
+    if (fflush(o->fp) != 0 || ferror(o->fp)) err = errno ? errno : EIO;
+    if (!err && fsync(fileno(o->fp)) != 0) err = errno;
+    if (fclose(o->fp) != 0 && !err) err = errno;
+    o->fp = NULL;
+    if (!err && rename(o->tmp, o->path) != 0) err = errno;
+    if (err) {
+        fprintf(stderr, "scope-export: cannot write %s: %s\n", o->path, strerror(err));
+        output_abandon(o);
+        return EXIT_OTHER;
+    }
+    tmp_path_for_signal = NULL;
+    const char *slash = strrchr(o->path, '/');
+    char *dir = slash ? strndup(o->path, (size_t)(slash - o->path) + 1) : NULL;
+    int dfd = open(dir ? dir : ".", O_RDONLY);
+    if (dfd >= 0) {
+        fsync(dfd);  /* best effort: some file systems refuse it */
+        close(dfd);
+    }
+    free(dir);
+    free(o->tmp);
+    o->tmp = NULL;
+    return 0;
+}
+
+/* ---- text helpers ---------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 when it is not one.
+ * Region names come from other programs' files; JSON must stay valid even
+ * when a name is not UTF-8, so broken bytes become U+FFFD. */
+static size_t utf8_length(const unsigned char *p) {
+    if (p[0] < 0x80) return 1;
+    size_t n = (p[0] & 0xE0) == 0xC0 ? 2 : (p[0] & 0xF0) == 0xE0 ? 3 : (p[0] & 0xF8) == 0xF0 ? 4 : 0;
+    if (n == 0 || (n == 2 && p[0] < 0xC2) || (n == 4 && p[0] > 0xF4)) return 0;
+    for (size_t i = 1; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80) return 0;
+    uint32_t cp = n == 2 ? (uint32_t)(p[0] & 0x1F) << 6 | (p[1] & 0x3Fu)
+                : n == 3 ? (uint32_t)(p[0] & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 |
+                               (p[2] & 0x3Fu)
+                         : (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3F) << 12 |
+                               (uint32_t)(p[2] & 0x3F) << 6 | (p[3] & 0x3Fu);
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return n;
+}
+
+static void json_string(FILE *out, const char *s) {
+    fputc('"', out);
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        size_t n = utf8_length(p);
+        if (n == 0) {
+            fputs("\\ufffd", out);
+            p++;
+            continue;
+        }
+        if (n > 1) {
+            fwrite(p, 1, n, out);
+            p += n;
+            continue;
+        }
+        switch (*p) {
+        case '"': fputs("\\\"", out); break;
+        case '\\': fputs("\\\\", out); break;
+        case '\n': fputs("\\n", out); break;
+        case '\r': fputs("\\r", out); break;
+        case '\t': fputs("\\t", out); break;
+        default:
+            if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\u%04x", *p);
+            else fputc(*p, out);
+        }
+        p++;
+    }
+    fputc('"', out);
+}
+
+/* ns as microseconds, printed exactly ("12.345"): integer ns divide by 1000
+ * without rounding, so a reader gets the same double as ns / 1000. */
+static void print_us(FILE *out, int64_t ns) {
+    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    fprintf(out, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(mag / 1000),
+            (unsigned long long)(mag % 1000));
+}
+
+/* RFC 4180: a field with a comma, quote or line break is quoted, quotes
+ * doubled. */
+static void csv_field(FILE *out, const char *s) {
+    if (!strpbrk(s, ",\"\r\n")) {
+        fputs(s, out);
+        return;
+    }
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"') fputc('"', out);
+        fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+/* ---- chrome trace ---------------------------------------------------------- */
+
+/* Ranks of the selected rows, ascending and unique. */
+static uint32_t *exported_ranks(const sp_results *res, const args *a, const bool *region_on,
+                                size_t *count) {
+    size_t rows = sp_results_row_count(res);
+    uint32_t *ranks = malloc((rows + 1) * sizeof *ranks);
+    *count = 0;
+    if (!ranks) return NULL;
+    for (size_t r = 0; r < rows; r++) {
+        uint32_t rank = sp_results_row_rank(res, r);
+        if (rank_selected(a, rank) && region_on[sp_results_row_region(res, r)])
+            ranks[(*count)++] = rank;
+    }
+    qsort(ranks, *count, sizeof *ranks, cmp_u32);
+    size_t unique = 0;
+    for (size_t i = 0; i < *count; i++)
+        if (unique == 0 || ranks[unique - 1] != ranks[i]) ranks[unique++] = ranks[i];
+    *count = unique;
+    return ranks;
+}
+
+static int write_chrome(FILE *out, const sp_results *res, const args *a, const bool *region_on) {
+    /* The origin is the earliest start of the whole file, not of the
+     * selection: a filtered export lines up with an unfiltered one, and
+     * every rank and language shares one zero. */
+    int64_t origin = 0;
+    bool have_origin = false;
+    size_t rows = sp_results_row_count(res);
+    for (size_t r = 0; r < rows; r++) {
+        const int64_t *starts = sp_results_row_starts(res, r);
+        for (uint64_t k = 0; starts && k < sp_results_row_calls(res, r); k++)
+            if (!have_origin || starts[k] < origin) {
+                origin = starts[k];
+                have_origin = true;
+            }
+    }
+    size_t rank_count;
+    uint32_t *ranks = exported_ranks(res, a, region_on, &rank_count);
+    if (!ranks) return SP_ERR_OUT_OF_MEMORY;
+
+    fputs("{\"traceEvents\":[\n", out);
+    bool first = true;
+    for (size_t i = 0; i < rank_count; i++) {
+        fprintf(out,
+                "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
+                "\"args\":{\"name\":\"rank %u\"}},\n"
+                "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":0,"
+                "\"args\":{\"sort_index\":%u}}",
+                first ? "" : ",\n", ranks[i], ranks[i], ranks[i], ranks[i]);
+        first = false;
+    }
+    for (size_t t = 0; t < sp_results_thread_count(res); t++) {
+        sp_thread_info info;
+        if (sp_results_thread(res, t, &info) != SP_OK) continue;
+        if (!bsearch(&info.rank, ranks, rank_count, sizeof *ranks, cmp_u32)) continue;
+        fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%lld,"
+                     "\"args\":{\"name\":",
+                info.rank, (long long)info.index);
+        if (info.name && info.name[0]) {
+            json_string(out, info.name);
+        } else {
+            fprintf(out, "\"thread %lld\"", (long long)info.index);
+        }
+        fprintf(out, "}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":%u,\"tid\":%lld,"
+                     "\"args\":{\"sort_index\":%lld}}",
+                info.rank, (long long)info.index, (long long)info.index);
+    }
+    free(ranks);
+
+    for (size_t r = 0; r < rows && !ferror(out); r++) {
+        uint32_t rank = sp_results_row_rank(res, r);
+        size_t region = sp_results_row_region(res, r);
+        uint64_t calls = sp_results_row_calls(res, r);
+        if (!rank_selected(a, rank) || !region_on[region] || calls == 0) continue;
+        const int64_t *starts = sp_results_row_starts(res, r);
+        const int64_t *durations = sp_results_row_durations(res, r);
+        const int64_t *call_ids = sp_results_row_call_ids(res, r);
+        const int64_t *parent_ids = sp_results_row_parent_ids(res, r);
+        const int64_t *thread_ids = sp_results_row_thread_ids(res, r);
+        if (!starts || !durations) continue;
+        const char *name = sp_results_region_name(res, region);
+        for (uint64_t k = 0; k < calls; k++) {
+            fputs(first ? "{\"name\":" : ",\n{\"name\":", out);
+            first = false;
+            json_string(out, name);
+            fputs(",\"ph\":\"X\",\"ts\":", out);
+            print_us(out, (int64_t)((uint64_t)starts[k] - (uint64_t)origin));
+            fputs(",\"dur\":", out);
+            print_us(out, durations[k]);
+            /* Unknown lanes (-1) share tid 0 with files that record no
+             * threads: the trace format has no "unknown thread". */
+            long long tid = thread_ids && thread_ids[k] >= 0 ? (long long)thread_ids[k] : 0;
+            fprintf(out, ",\"pid\":%u,\"tid\":%lld", rank, tid);
+            if (call_ids || parent_ids) {
+                fputs(",\"args\":{", out);
+                if (call_ids) fprintf(out, "\"call_id\":%lld", (long long)call_ids[k]);
+                if (parent_ids)
+                    fprintf(out, "%s\"parent_id\":%lld", call_ids ? "," : "",
+                            (long long)parent_ids[k]);
+                fputc('}', out);
+            }
+            fputc('}', out);
+        }
+    }
+    fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"source_file\":", out);
+    json_string(out, sp_results_path(res));
+    fprintf(out, ",\"exporter\":\"scope-export %s\",\"time_unit\":\"ts and dur in microseconds\","
+                 "\"time_origin\":\"earliest call start in the source file\","
+                 "\"time_origin_ns\":%lld",
+            SCOPE_PROFILER_VERSION, (long long)origin);
+    long label = sp_results_metadata_find(res, "label");
+    if (label >= 0 && sp_results_metadata_string(res, (size_t)label)) {
+        fputs(",\"label\":", out);
+        json_string(out, sp_results_metadata_string(res, (size_t)label));
+    }
+    fputs("}}\n", out);
+    return SP_OK;
+}
+
+/* ---- csv ------------------------------------------------------------------- */
+
+static void csv_optional(FILE *out, const int64_t *column, uint64_t k) {
+    if (column) fprintf(out, ",%lld", (long long)column[k]);
+    else fputc(',', out);
+}
+
+static int write_csv(FILE *out, const sp_results *res, const args *a, const bool *region_on) {
+    fputs("rank,region,thread,call_id,parent_id,start_ns,end_ns,duration_ns\n", out);
+    for (size_t r = 0; r < sp_results_row_count(res) && !ferror(out); r++) {
+        uint32_t rank = sp_results_row_rank(res, r);
+        size_t region = sp_results_row_region(res, r);
+        uint64_t calls = sp_results_row_calls(res, r);
+        if (!rank_selected(a, rank) || !region_on[region] || calls == 0) continue;
+        const int64_t *starts = sp_results_row_starts(res, r);
+        const int64_t *ends = sp_results_row_ends(res, r);
+        const int64_t *durations = sp_results_row_durations(res, r);
+        const int64_t *call_ids = sp_results_row_call_ids(res, r);
+        const int64_t *parent_ids = sp_results_row_parent_ids(res, r);
+        const int64_t *thread_ids = sp_results_row_thread_ids(res, r);
+        if (!starts || !ends || !durations) continue;
+        const char *name = sp_results_region_name(res, region);
+        for (uint64_t k = 0; k < calls; k++) {
+            fprintf(out, "%u,", rank);
+            csv_field(out, name);
+            csv_optional(out, thread_ids, k);
+            csv_optional(out, call_ids, k);
+            csv_optional(out, parent_ids, k);
+            fprintf(out, ",%lld,%lld,%lld\n", (long long)starts[k], (long long)ends[k],
+                    (long long)durations[k]);
+        }
+    }
+    return SP_OK;
+}
+
+/* ---- json statistics ------------------------------------------------------- */
+
+static void json_seconds(FILE *out, const char *indent, const char *key, double ns,
+                         bool available) {
+    fprintf(out, ",\n%s\"%s\": ", indent, key);
+    if (available) fprintf(out, "%.17g", ns / 1e9);
+    else fputs("null", out);
+}
+
+/* The statistics of one region in the keys of scope-inspect --json (and of
+ * the Python package's get_summary()), so scripts read either output. */
+static void json_region_fields(FILE *out, const char *indent, const sp_region_summary *s) {
+    unsigned av = s->available;
+    fprintf(out, ",\n%s\"num_ranks\": %u,\n%s\"num_calls\": %llu", indent, s->num_ranks, indent,
+            (unsigned long long)s->calls);
+    json_seconds(out, indent, "total_duration", (double)s->total_ns, true);
+    json_seconds(out, indent, "inclusive_duration", (double)s->total_ns, true);
+    json_seconds(out, indent, "exclusive_duration", (double)s->exclusive_ns,
+                 av & SP_STAT_EXCLUSIVE);
+    json_seconds(out, indent, "average_duration", s->average_ns, true);
+    json_seconds(out, indent, "min_duration", (double)s->min_ns, av & SP_STAT_MIN_MAX);
+    json_seconds(out, indent, "max_duration", (double)s->max_ns, av & SP_STAT_MIN_MAX);
+    json_seconds(out, indent, "first_duration", (double)s->first_ns, av & SP_STAT_FIRST_LAST);
+    json_seconds(out, indent, "last_duration", (double)s->last_ns, av & SP_STAT_FIRST_LAST);
+    json_seconds(out, indent, "std_duration", s->std_ns, av & SP_STAT_STD);
+    json_seconds(out, indent, "p50_duration", s->p50_ns, av & SP_STAT_PERCENTILES);
+    json_seconds(out, indent, "p95_duration", s->p95_ns, av & SP_STAT_PERCENTILES);
+    json_seconds(out, indent, "p99_duration", s->p99_ns, av & SP_STAT_PERCENTILES);
+    fprintf(out, ",\n%s\"rank_imbalance\": %.17g,\n%s\"rank_imbalance_pct\": %.17g", indent,
+            s->rank_imbalance, indent, s->rank_imbalance_pct);
+    if (av & SP_STAT_GPU) {
+        json_seconds(out, indent, "gpu_total_duration", (double)s->gpu_total_ns, true);
+        json_seconds(out, indent, "gpu_average_duration", s->gpu_average_ns, true);
+    }
+}
+
+typedef struct region_entry {
+    size_t region;
+    sp_region_summary s;
+} region_entry;
+
+typedef struct row_key {
+    size_t region;
+    uint32_t rank;
+} row_key;
+
+static int cmp_row_key(const void *pa, const void *pb) {
+    const row_key *a = pa, *b = pb;
+    if (a->region != b->region) return a->region < b->region ? -1 : 1;
+    return a->rank < b->rank ? -1 : a->rank > b->rank;
+}
+
+/* summary() order, as scope-inspect: earliest first start first, regions
+ * without a start time after them in file order. */
+static int cmp_entry(const void *pa, const void *pb) {
+    const region_entry *a = pa, *b = pb;
+    bool ha = (a->s.available & SP_STAT_START_END) && a->s.calls;
+    bool hb = (b->s.available & SP_STAT_START_END) && b->s.calls;
+    if (ha && hb && a->s.first_start_ns != b->s.first_start_ns)
+        return a->s.first_start_ns < b->s.first_start_ns ? -1 : 1;
+    if (ha != hb) return ha ? -1 : 1;
+    return a->region < b->region ? -1 : (a->region > b->region);
+}
+
+static void json_pattern_list(FILE *out, const char *const *texts, size_t n) {
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++) {
+        if (i) fputs(", ", out);
+        json_string(out, texts[i]);
+    }
+    fputc(']', out);
+}
+
+static int write_json(FILE *out, const sp_results *res, const args *a, const bool *region_on) {
+    size_t n = sp_results_region_count(res);
+    region_entry *e = calloc(n + 1, sizeof *e);
+    if (!e) return SP_ERR_OUT_OF_MEMORY;
+    const uint32_t *ranks = a->rank_count ? a->ranks : NULL;
+    char msg[1024], warning[1024] = "";
+    size_t count = 0;
+    for (size_t r = 0; r < n; r++) {
+        if (!region_on[r]) continue;
+        e[count].region = r;
+        int st = sp_summary_region(res, r, ranks, a->rank_count, &e[count].s, msg, sizeof msg);
+        if (st == SP_ERR_NESTING) {
+            /* Every region of the rank repeats it; keep the first. */
+            if (!warning[0]) snprintf(warning, sizeof warning, "%s", msg);
+        } else if (st != SP_OK) {
+            fprintf(stderr, "scope-export: %s: %s\n", sp_results_path(res), msg);
+            free(e);
+            return st;
+        }
+        if (e[count].s.num_ranks > 0) count++;  /* present on the selected ranks */
+    }
+    qsort(e, count, sizeof *e, cmp_entry);
+
+    long label = sp_results_metadata_find(res, "label");
+    fputs("{\n  \"file\": ", out);
+    json_string(out, sp_results_path(res));
+    fprintf(out, ",\n  \"num_ranks\": %u,\n  \"label\": ", sp_results_rank_count(res));
+    if (label >= 0 && sp_results_metadata_string(res, (size_t)label))
+        json_string(out, sp_results_metadata_string(res, (size_t)label));
+    else
+        fputs("null", out);
+    fputs(",\n  \"units\": \"seconds\",\n  \"filters\": {\"include\": ", out);
+    json_pattern_list(out, a->include_text, a->include_count);
+    fputs(", \"exclude\": ", out);
+    json_pattern_list(out, a->exclude_text, a->exclude_count);
+    fputs(", \"ranks\": ", out);
+    if (a->rank_count) {
+        fputc('[', out);
+        for (size_t i = 0; i < a->rank_count; i++) fprintf(out, "%s%u", i ? ", " : "", a->ranks[i]);
+        fputc(']', out);
+    } else {
+        fputs("null", out);
+    }
+    fputs("},\n  \"warnings\": [", out);
+    if (warning[0]) json_string(out, warning);
+    fputs("],\n  \"regions\": [", out);
+    for (size_t i = 0; i < count; i++) {
+        fputs(i ? ",\n    {\n      \"name\": " : "\n    {\n      \"name\": ", out);
+        json_string(out, sp_results_region_name(res, e[i].region));
+        json_region_fields(out, "      ", &e[i].s);
+        /* Tags as scope-inspect gives them: those of the lowest rank's row
+         * (FORMAT.md 2.5 takes the first value in ascending rank order). */
+        fputs(",\n      \"tags\": [", out);
+        long row = -1;
+        for (size_t r = 0; r < sp_results_row_count(res); r++)
+            if (sp_results_row_region(res, r) == e[i].region &&
+                (row < 0 || sp_results_row_rank(res, r) < sp_results_row_rank(res, (size_t)row)))
+                row = (long)r;
+        for (size_t t = 0; row >= 0 && t < sp_results_row_tag_count(res, (size_t)row); t++) {
+            if (t) fputs(", ", out);
+            json_string(out, sp_results_row_tag(res, (size_t)row, t));
+        }
+        fputs("]\n    }", out);
+    }
+    fputs(count ? "\n  ],\n  \"per_rank\": {" : "],\n  \"per_rank\": {", out);
+    /* Rows sorted by (region, rank), with each region's first position, so
+     * every region lists its ranks ascending in one pass over its rows. */
+    size_t rows = sp_results_row_count(res);
+    row_key *keys = malloc((rows + 1) * sizeof *keys);
+    size_t *by_region = calloc(n + 2, sizeof *by_region);
+    if (!keys || !by_region) {
+        free(keys);
+        free(by_region);
+        free(e);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        keys[r].region = sp_results_row_region(res, r);
+        keys[r].rank = sp_results_row_rank(res, r);
+        by_region[keys[r].region + 1]++;
+    }
+    qsort(keys, rows, sizeof *keys, cmp_row_key);
+    for (size_t r = 0; r < n; r++) by_region[r + 1] += by_region[r];
+    /* Per rank: the same keys for one rank alone, plus scope-inspect's
+     * total_ns so the exact integer survives the trip through seconds. */
+    for (size_t i = 0; i < count && !ferror(out); i++) {
+        fputs(i ? ",\n    " : "\n    ", out);
+        json_string(out, sp_results_region_name(res, e[i].region));
+        fputs(": {", out);
+        bool first = true;
+        for (size_t k = by_region[e[i].region]; k < by_region[e[i].region + 1]; k++) {
+            uint32_t rank = keys[k].rank;
+            if (!rank_selected(a, rank) || (k > by_region[e[i].region] && keys[k - 1].rank == rank))
+                continue;
+            sp_region_summary s;
+            int st = sp_summary_region_rank(res, e[i].region, rank, &s, msg, sizeof msg);
+            if (st != SP_OK && st != SP_ERR_NESTING) continue;
+            fprintf(out, "%s\n      \"%u\": {\n        \"total_ns\": %lld", first ? "" : ",", rank,
+                    (long long)s.total_ns);
+            json_region_fields(out, "        ", &s);
+            fputs("\n      }", out);
+            first = false;
+        }
+        fputs(first ? "}" : "\n    }", out);
+    }
+    fputs(count ? "\n  }\n}\n" : "}\n}\n", out);
+    free(keys);
+    free(by_region);
+    free(e);
+    return SP_OK;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+/* OUT must not be FILE: the rename would replace the profile with its own
+ * export, and inputs are never modified. */
+static bool same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int main(int argc, char **argv) {
+    args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse_args(&a, argc, argv);
+    if (rc) {
+        free_args(&a);
+        return rc < 0 ? 0 : rc;
+    }
+    if (strcmp(a.output, "-") != 0 && same_file(a.input, a.output)) {
+        free_args(&a);
+        return usage_error("the output '%s' is the input file", a.output);
+    }
+
+    char msg[1024];
+    sp_results *res = NULL;
+    int st = sp_results_open(a.input, 0, &res, msg, sizeof msg);
+    if (st != SP_OK) {
+        /* The reader's messages name the file; say it once more only when
+         * one does not. */
+        if (strstr(msg, a.input)) fprintf(stderr, "scope-export: %s\n", msg);
+        else fprintf(stderr, "scope-export: %s: %s\n", a.input, msg[0] ? msg : sp_error_string(st));
+        free_args(&a);
+        return EXIT_FILE;
+    }
+    if (a.format != FORMAT_JSON && !sp_results_has_events(res)) {
+        fprintf(stderr, "scope-export: %s has no per-call events (%s); use --format json\n",
+                a.input, sp_results_is_aggregate(res) ? "aggregate layout" : "summary only");
+        sp_results_close(res);
+        free_args(&a);
+        return EXIT_FILE;
+    }
+
+    size_t regions = sp_results_region_count(res);
+    bool *region_on = calloc(regions + 1, sizeof *region_on);
+    if (!region_on) {
+        fprintf(stderr, "scope-export: out of memory\n");
+        sp_results_close(res);
+        free_args(&a);
+        return EXIT_OTHER;
+    }
+    for (size_t r = 0; r < regions; r++)
+        region_on[r] = name_selected(&a, sp_results_region_name(res, r));
+
+    signal(SIGINT, on_fatal_signal);
+    signal(SIGTERM, on_fatal_signal);
+    signal(SIGHUP, on_fatal_signal);
+    output out;
+    rc = output_open(&out, a.output);
+    if (rc == 0) {
+        st = a.format == FORMAT_CHROME ? write_chrome(out.fp, res, &a, region_on)
+             : a.format == FORMAT_CSV  ? write_csv(out.fp, res, &a, region_on)
+                                       : write_json(out.fp, res, &a, region_on);
+        if (st != SP_OK) {
+            if (st == SP_ERR_OUT_OF_MEMORY) fprintf(stderr, "scope-export: out of memory\n");
+            output_abandon(&out);
+            rc = EXIT_OTHER;
+        } else {
+            rc = output_publish(&out);
+        }
+    }
+    free(region_on);
+    sp_results_close(res);
+    free_args(&a);
+    return rc;
+}
