@@ -8,9 +8,9 @@
  *   make_run OUT MODE
  *
  * MODE:
- *   base        "step" x 20 { "kernel.slow" 200 us, "kernel.same" 200 us },
+ *   base        "step" x 100 { "kernel.slow" 500 us, "kernel.same" 500 us },
  *               then "only.base" 50 us
- *   slow        the same with "kernel.slow" 600 us, and "only.new" instead
+ *   slow        the same with "kernel.slow" 1500 us, and "only.new" instead
  *               of "only.base"
  *   noisy-base  "kernel.noisy" x 8 alternating 100 us and 2000 us: a large
  *               per-call spread
@@ -59,10 +59,10 @@ int main(int argc, char **argv) {
         int slow = !strcmp(mode, "slow");
         int step = sp_region("step"), k_slow = sp_region("kernel.slow"),
             k_same = sp_region("kernel.same");
-        for (int i = 0; i < 20; i++) {
+        for (int i = 0; i < 100; i++) {
             sp_begin(step);
-            timed(k_slow, slow ? 600 : 200);
-            timed(k_same, 200);
+            timed(k_slow, slow ? 1500 : 500);
+            timed(k_same, 500);
             sp_end(step);
         }
         timed(sp_region(slow ? "only.new" : "only.base"), 50);
