@@ -327,8 +327,12 @@ static void check_rank_events(checker *ck, const rank_rows *rr, const thread_key
                        "[%lld, %lld]",
                        a, (long long)starts[k], (long long)ends[k], (long long)pid[k], pname,
                        (long long)ps, (long long)pe);
+            /* -1 is an unknown lane (FORMAT.md 3.3): a profile recorded
+             * without thread tracking, such as a driver whose calls
+             * scope-merge made parents of native roots on the main
+             * thread. Only two known, different threads are an error. */
             const int64_t *ptid = sp_results_row_thread_ids(res, prow);
-            if (tid && ptid && tid[k] != ptid[pk])
+            if (tid && ptid && tid[k] >= 0 && ptid[pk] >= 0 && tid[k] != ptid[pk])
                 report(ck, false, rank, name,
                        "%s runs on thread %lld, its parent call id %lld (region %s) on thread %lld",
                        a, (long long)tid[k], (long long)pid[k], pname, (long long)ptid[pk]);

@@ -253,6 +253,10 @@ def check_union(out, inputs, label=None):
         check(int(meta["mpi_size"]) >= max(sizes), "mpi_size is the largest")
     r = run([ARGS.check, out, *inputs])
     check(r.returncode == 0, f"C results API check: {r.stderr.strip()}")
+    if ARGS.scope_check:
+        # Every merged file must also pass the format's own validator.
+        r = run([ARGS.scope_check, "--quiet", out])
+        check(r.returncode == 0, f"scope-check on the merged file: {r.stdout.strip()}")
 
 
 # ---- hand-built inputs (FORMAT.md 1) ---------------------------------------------
@@ -539,6 +543,7 @@ def main():
     ap = argparse.ArgumentParser()
     for opt in ("--merge", "--make-native", "--check", "--data"):
         ap.add_argument(opt, required=True)
+    ap.add_argument("--scope-check", default=None, help="validate every merged file too")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     # ctest gives each case its own directory under tests/merge/work/; start
