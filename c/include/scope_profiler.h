@@ -194,8 +194,17 @@ SP_API int sp_setup_with_options(const sp_options *options);
 
 /**
  * Stop profiling: collect every thread's calls, write the file (unless
- * write_file was 0), print a one-paragraph report on stdout (unless quiet)
- * and release the buffers. Handles stay valid; sp_setup may be called again.
+ * write_file was 0), print a one-paragraph report and the call-tree summary
+ * table on stdout (unless quiet; SCOPE_PROFILER_SUMMARY=0 keeps only the
+ * report) and release the buffers. Handles stay valid; sp_setup may be
+ * called again. sp_finalize_results (scope_profiler_results.h) does the
+ * same and hands back the results in memory.
+ *
+ * With MPI (scope_profiler_mpi.h) this is collective: every rank calls it,
+ * rank 0 writes ONE file for all ranks and alone prints; every rank gets
+ * the same status. If the program calls MPI_Finalize first, the profiler
+ * finalizes from inside MPI_Finalize, and a later sp_finalize returns
+ * SP_ERR_NOT_ACTIVE.
  *
  * The file is published atomically: it is written to a temporary sibling
  * (.<name>.<random>.tmp), flushed and renamed over file_path. On failure no
