@@ -22,6 +22,14 @@
 #include <stdbool.h>
 #include <string.h>
 
+
+static bool rank_selected(inspect_ranks selected, uint32_t rank) {
+    if (selected.count == 0) return true;
+    for (size_t i = 0; i < selected.count; i++)
+        if (selected.ranks[i] == rank) return true;
+    return false;
+}
+
 static int counter(const sp_results *res, size_t record, const char *name, double *value) {
     size_t n = 0;
     sp_results_perf_record(res, record, NULL, NULL, NULL, &n);
@@ -53,7 +61,7 @@ static void print_ratios(FILE *out, const sp_results *res, size_t record) {
     if (any) fputc('\n', out);
 }
 
-static void print_perf(FILE *out, const sp_results *res) {
+static void print_perf(FILE *out, const sp_results *res, inspect_ranks selected) {
     size_t n = sp_results_perf_count(res);
     uint32_t current = UINT32_MAX;
     for (size_t i = 0; i < n; i++) {
@@ -62,6 +70,7 @@ static void print_perf(FILE *out, const sp_results *res) {
         int64_t calls;
         size_t k;
         if (sp_results_perf_record(res, i, &rank, &region, &calls, &k) != SP_OK) continue;
+        if (!rank_selected(selected, rank)) continue;
         if (rank != current) {
             fprintf(out, "\nperf events, rank %u (inclusive totals over threads):\n", rank);
             current = rank;
@@ -151,7 +160,7 @@ static void likwid_region(FILE *out, const sp_results *res, size_t i) {
     }
 }
 
-static void print_likwid(FILE *out, const sp_results *res) {
+static void print_likwid(FILE *out, const sp_results *res, inspect_ranks selected) {
     size_t n = sp_results_likwid_count(res);
     for (size_t i = 0; i < n; i++) {
         bool seen = false;
@@ -161,6 +170,7 @@ static void print_likwid(FILE *out, const sp_results *res) {
         const char *group;
         int64_t id;
         sp_results_likwid_record(res, i, &rank, NULL, &group, &id, NULL, NULL);
+        if (!rank_selected(selected, rank)) continue;
         fprintf(out, "\nLIKWID group %s", group[0] ? group : "(unnamed)");
         if (id >= 0) fprintf(out, " (id %lld)", (long long)id);
         fprintf(out, ", rank %u (per hardware thread):\n", rank);
@@ -169,9 +179,9 @@ static void print_likwid(FILE *out, const sp_results *res) {
     }
 }
 
-void inspect_print_counters(FILE *out, const sp_results *res) {
-    print_perf(out, res);
-    print_likwid(out, res);
+void inspect_print_counters(FILE *out, const sp_results *res, inspect_ranks selected) {
+    print_perf(out, res, selected);
+    print_likwid(out, res, selected);
 }
 
 /* ---- JSON ----------------------------------------------------------------------- */
@@ -211,16 +221,18 @@ static void json_ints(FILE *out, const int64_t *v, size_t n) {
     fputc(']', out);
 }
 
-static void json_perf(FILE *out, const sp_results *res) {
-    size_t n = sp_results_perf_count(res);
+static void json_perf(FILE *out, const sp_results *res, inspect_ranks selected) {
+    size_t n = sp_results_perf_count(res), written = 0;
     fputs("\"perf_events\": [", out);
     for (size_t i = 0; i < n; i++) {
         uint32_t rank;
         const char *region;
         int64_t calls;
         size_t k;
-        if (sp_results_perf_record(res, i, &rank, &region, &calls, &k) != SP_OK) continue;
-        fprintf(out, "%s\n      {\"rank\": %u, \"region\": ", i ? "," : "", rank);
+        if (sp_results_perf_record(res, i, &rank, &region, &calls, &k) != SP_OK ||
+            !rank_selected(selected, rank))
+            continue;
+        fprintf(out, "%s\n      {\"rank\": %u, \"region\": ", written++ ? "," : "", rank);
         json_text(out, region);
         fprintf(out, ", \"calls\": %lld, \"events\": [", (long long)calls);
         for (size_t c = 0; c < k; c++) {
@@ -233,11 +245,11 @@ static void json_perf(FILE *out, const sp_results *res) {
         }
         fputs("]}", out);
     }
-    fputs(n ? "\n    ]" : "]", out);
+    fputs(written ? "\n    ]" : "]", out);
 }
 
-static void json_likwid(FILE *out, const sp_results *res) {
-    size_t n = sp_results_likwid_count(res);
+static void json_likwid(FILE *out, const sp_results *res, inspect_ranks selected) {
+    size_t n = sp_results_likwid_count(res), written = 0;
     fputs("\"likwid\": [", out);
     for (size_t i = 0; i < n; i++) {
         uint32_t rank;
@@ -245,9 +257,10 @@ static void json_likwid(FILE *out, const sp_results *res) {
         int64_t id;
         size_t threads;
         if (sp_results_likwid_record(res, i, &rank, &tag, &group, &id, &source, &threads) !=
-            SP_OK)
+                SP_OK ||
+            !rank_selected(selected, rank))
             continue;
-        fprintf(out, "%s\n      {\"rank\": %u, \"tag\": ", i ? "," : "", rank);
+        fprintf(out, "%s\n      {\"rank\": %u, \"tag\": ", written++ ? "," : "", rank);
         json_text(out, tag);
         fputs(", \"group_name\": ", out);
         json_text(out, group);
@@ -285,13 +298,13 @@ static void json_likwid(FILE *out, const sp_results *res) {
         }
         fputs("]}", out);
     }
-    fputs(n ? "\n    ]" : "]", out);
+    fputs(written ? "\n    ]" : "]", out);
 }
 
-void inspect_json_counters(FILE *out, const sp_results *res) {
+void inspect_json_counters(FILE *out, const sp_results *res, inspect_ranks selected) {
     fputs("  \"counters\": {\n    ", out);
-    json_perf(out, res);
+    json_perf(out, res, selected);
     fputs(",\n    ", out);
-    json_likwid(out, res);
+    json_likwid(out, res, selected);
     fputs("\n  },\n", out);
 }

@@ -342,7 +342,7 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
         fputs("null", out);
     fputs(",\n  \"units\": \"seconds\",\n", out);
     json_metadata(out, res);
-    inspect_json_counters(out, res); /* "counters": cli/inspect_counters.c */
+    inspect_json_counters(out, res, (inspect_ranks){a->ranks, a->rank_count});
     fputs("  \"warnings\": [", out);
     for (size_t i = 0; i < count; i++) {
         if (e[i].status != SP_ERR_NESTING) continue;
@@ -514,7 +514,7 @@ static int print_text(FILE *out, const sp_results *res, const args *a) {
     o.rank_count = a->rank_count;
     char msg[1024];
     int status = sp_summary_print(res, out, &o, msg, sizeof msg);
-    inspect_print_counters(out, res); /* counters: cli/inspect_counters.c */
+    inspect_print_counters(out, res, (inspect_ranks){a->ranks, a->rank_count});
     if (status == SP_ERR_NESTING) {
         fprintf(stderr, "scope-inspect: warning: %s: %s\n", sp_results_path(res), msg);
         status = SP_OK;

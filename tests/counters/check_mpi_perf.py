@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 mpiexec, program, test_counters, workdir = sys.argv[1:5]
+inspect = sys.argv[5] if len(sys.argv) > 5 else None
 if program == "NO_MPI" or not mpiexec or mpiexec.endswith("NOTFOUND"):
     print("SKIP: this build has no MPI")
     sys.exit(77)
@@ -82,5 +83,24 @@ rd = subprocess.run([test_counters, "mpi_perf_read", workdir], capture_output=Tr
 sys.stdout.write(rd.stdout)
 sys.stderr.write(rd.stderr)
 check(rd.returncode == 0, f"our reader: test_counters mpi_perf_read exit {rd.returncode}")
+# scope-inspect --ranks selects the counter records too, in text and JSON.
+if inspect:
+    import json
+    for chosen in (0, 1):
+        js = subprocess.run([inspect, "--json", "--ranks", str(chosen), out],
+                            capture_output=True, text=True)
+        check(js.returncode == 0, f"scope-inspect --json --ranks {chosen}: {js.stderr.strip()}")
+        if js.returncode == 0:
+            records = json.loads(js.stdout)["counters"]["perf_events"]
+            ranks = sorted({r["rank"] for r in records})
+            check(ranks == [chosen], f"--ranks {chosen}: perf records of ranks {ranks}")
+            check(sorted(r["region"] for r in records) == sorted(["work", f"rank.{chosen}"]),
+                  f"--ranks {chosen}: regions {[r['region'] for r in records]}")
+        txt = subprocess.run([inspect, "--ascii", "--ranks", str(chosen), out],
+                             capture_output=True, text=True)
+        other = 1 - chosen
+        check(f"perf events, rank {chosen}" in txt.stdout and
+              f"perf events, rank {other}" not in txt.stdout,
+              f"text tables show rank {chosen} only")
 print("MPI perf events: rank0 and rank1 checked with h5py and our reader")
 sys.exit(1 if failures else 0)

@@ -155,9 +155,16 @@ static int test_perf_software(void) {
     for (size_t i = 0; mem != MAP_FAILED && i < PAGES; i++) mem[i * (size_t)page] = 1;
     sp_region_end("touch");
     if (mem != MAP_FAILED) munmap(mem, (size_t)PAGES * (size_t)page);
+    /* Five busy calls in one region (the per-region total), each also in a
+     * region of its own: a sample the scheduler did not interrupt shows
+     * task-clock ~ duration even on a loaded machine. */
     for (int i = 0; i < 5; i++) {
+        char sample[32];
+        snprintf(sample, sizeof sample, "busy.sample.%d", i);
         sp_region_begin("busy");
+        sp_region_begin(sample);
         busy_ns(20 * 1000 * 1000);
+        sp_region_end(sample);
         sp_region_end("busy");
     }
     sp_region_begin("outer/inner");
@@ -184,8 +191,24 @@ static int test_perf_software(void) {
         CHECK(perf_value(res, busy, "task-clock", &task_ns));
         int64_t wall = region_total_ns(res, "busy");
         printf("busy: task-clock %.3f ms, region duration %.3f ms\n", task_ns / 1e6, wall / 1e6);
-        CHECK(wall > 0 && (double)task_ns > 0.8 * (double)wall &&
-              (double)task_ns < 1.2 * (double)wall);
+        /* CPU time of one thread cannot exceed its wall time: a hard bound. */
+        CHECK(wall > 0 && (double)task_ns < 1.2 * (double)wall);
+        /* Within 20% of the duration for a busy loop: the best of the five
+         * samples (preemption by other processes only lowers the ratio). */
+        double best = 0.0;
+        for (int i = 0; i < 5; i++) {
+            char sample[32];
+            snprintf(sample, sizeof sample, "busy.sample.%d", i);
+            long rec = perf_find(res, 0, sample);
+            uint64_t sample_ns = 0;
+            int64_t sample_wall = region_total_ns(res, sample);
+            if (rec >= 0 && perf_value(res, rec, "task-clock", &sample_ns) && sample_wall > 0) {
+                double ratio = (double)sample_ns / (double)sample_wall;
+                if (ratio > best) best = ratio;
+            }
+        }
+        printf("busy: best sample task-clock / duration = %.3f\n", best);
+        CHECK(best > 0.8 && best < 1.2);
     }
     sp_results_close(res);
     printf("path: Linux perf software events (task-clock, page-faults, context-switches)\n");
