@@ -18,6 +18,8 @@
  */
 #include "inspect_counters.h"
 
+#include "cli_common.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <string.h>
@@ -186,18 +188,10 @@ void inspect_print_counters(FILE *out, const sp_results *res, inspect_ranks sele
 
 /* ---- JSON ----------------------------------------------------------------------- */
 
+/* A JSON string, or null for a missing one. */
 static void json_text(FILE *out, const char *s) {
-    if (!s) {
-        fputs("null", out);
-        return;
-    }
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') fprintf(out, "\\%c", *p);
-        else if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-        else fputc(*p, out);
-    }
-    fputc('"', out);
+    if (s) cli_json_string(out, s);
+    else fputs("null", out);
 }
 
 /* JSON has no NaN or infinity; LIKWID metrics can be either (0/0). */

@@ -34,10 +34,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_common.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
 
-enum { EXIT_USAGE = 1, EXIT_INVALID = 2, EXIT_OTHER = 3 };
+
 
 static const char usage_text[] =
     "Usage: scope-check [OPTIONS] FILE...\n"
@@ -526,7 +527,7 @@ int main(int argc, char **argv) {
     size_t file_count = 0;
     if (!files) {
         fprintf(stderr, "scope-check: out of memory\n");
-        return EXIT_OTHER;
+        return CLI_EXIT_OTHER;
     }
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
@@ -542,14 +543,14 @@ int main(int argc, char **argv) {
             fprintf(stderr, "scope-check: unknown option '%s'\n"
                             "Try 'scope-check --help' for more information.\n", arg);
             free(files);
-            return EXIT_USAGE;
+            return CLI_EXIT_USAGE;
         }
     }
     if (file_count == 0) {
         fprintf(stderr, "scope-check: no FILE given\nTry 'scope-check --help' for more "
                         "information.\n");
         free(files);
-        return EXIT_USAGE;
+        return CLI_EXIT_USAGE;
     }
     int exit_code = 0;
     for (size_t f = 0; f < file_count; f++) {
@@ -561,7 +562,7 @@ int main(int argc, char **argv) {
             /* An unreadable file is the first problem of its report. */
             printf("%s: cannot be read: %s\n", files[f], msg[0] ? msg : sp_error_string(st));
             if (!quiet) printf("%s: invalid (unreadable)\n", files[f]);
-            exit_code = EXIT_INVALID;
+            exit_code = CLI_EXIT_FILE;
             continue;
         }
         ck.res = res;
@@ -570,7 +571,7 @@ int main(int argc, char **argv) {
         for (size_t r = 0; r < sp_results_row_count(res); r++) calls += sp_results_row_calls(res, r);
         if (ck.failed) {
             fprintf(stderr, "scope-check: %s: out of memory; the check is incomplete\n", files[f]);
-            exit_code = EXIT_OTHER;
+            exit_code = CLI_EXIT_OTHER;
         } else if (!quiet) {
             if (ck.problems)
                 printf("%s: invalid: %zu problem%s (%zu regions, %llu calls, %u ranks)\n", files[f],
@@ -581,12 +582,12 @@ int main(int argc, char **argv) {
                        sp_results_region_count(res), (unsigned long long)calls,
                        sp_results_rank_count(res));
         }
-        if (ck.problems && exit_code != EXIT_OTHER) exit_code = EXIT_INVALID;
+        if (ck.problems && exit_code != CLI_EXIT_OTHER) exit_code = CLI_EXIT_FILE;
         sp_results_close(res);
     }
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "scope-check: cannot write the report\n");
-        exit_code = EXIT_OTHER;
+        exit_code = CLI_EXIT_OTHER;
     }
     free(files);
     return exit_code;

@@ -18,13 +18,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli_common.h"
 #include "scope_diff.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
 #include "scope_profiler_summary.h"
 
 /* 4 is ours: 0-3 mean what they mean for every tool of the project. */
-enum { EXIT_USAGE = 1, EXIT_FILE = 2, EXIT_OTHER = 3, EXIT_REGRESSION = 4 };
+static const char TOOL[] = "scope-diff";
+enum { EXIT_REGRESSION = 4 }; /* --fail-on-regression: a regression was found */
 
 #define MAX_PATTERNS 64
 
@@ -84,24 +86,13 @@ typedef struct args {
     size_t file_count;
 } args;
 
-static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *format, ...) {
-    va_list ap;
-    va_start(ap, format);
-    fprintf(stderr, "scope-diff: ");
-    vfprintf(stderr, format, ap);
-    fprintf(stderr, "\nTry 'scope-diff --help' for more information.\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
 /* "5", "2.5" or "5%": a finite percentage >= 0. */
 static int parse_threshold(const char *text, double *out) {
     char *end;
     double v = strtod(text, &end);
     if (end != text && *end == '%') end++;
     if (end == text || *end != '\0' || !isfinite(v) || v < 0.0)
-        return usage_error("invalid --threshold '%s' (a percentage >= 0)", text);
+        return cli_usage_error(TOOL, "invalid --threshold '%s' (a percentage >= 0)", text);
     *out = v;
     return 0;
 }
@@ -116,7 +107,7 @@ static int parse_args(args *a, int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (options_done || arg[0] != '-' || !strcmp(arg, "-")) {
-            if (a->file_count == 2) return usage_error("unexpected argument '%s' (two files only)", arg);
+            if (a->file_count == 2) return cli_usage_error(TOOL, "unexpected argument '%s' (two files only)", arg);
             a->files[a->file_count++] = arg;
             continue;
         }
@@ -126,7 +117,7 @@ static int parse_args(args *a, int argc, char **argv) {
         }
         if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
             fputs(usage_text, stdout);
-            exit(fflush(stdout) == 0 ? 0 : EXIT_OTHER);
+            exit(fflush(stdout) == 0 ? 0 : CLI_EXIT_OTHER);
         }
         if (!strcmp(arg, "--fail-on-regression")) { a->fail_on_regression = true; continue; }
         if (!strcmp(arg, "--json")) { a->json = true; continue; }
@@ -143,14 +134,14 @@ static int parse_args(args *a, int argc, char **argv) {
                 which = k;
                 if (arg[len] == '=') value = arg + len + 1;
                 else if (i + 1 < argc) value = argv[++i];
-                else return usage_error("option '%s' needs a value", valued[k]);
+                else return cli_usage_error(TOOL, "option '%s' needs a value", valued[k]);
             }
         }
         switch (which) {
         case 0: {
             int m = diff_metric_parse(value);
             if (m < 0)
-                return usage_error("unknown --metric '%s' (total, avg, p50, p95, p99, calls, "
+                return cli_usage_error(TOOL, "unknown --metric '%s' (total, avg, p50, p95, p99, calls, "
                                    "exclusive)", value);
             a->o.metric = (diff_metric)m;
             break;
@@ -164,10 +155,10 @@ static int parse_args(args *a, int argc, char **argv) {
         case 3: {
             const char **list = which == 2 ? a->include : a->exclude;
             size_t *count = which == 2 ? &a->o.include_count : &a->o.exclude_count;
-            if (*count == MAX_PATTERNS) return usage_error("too many %s patterns", valued[which]);
+            if (*count == MAX_PATTERNS) return cli_usage_error(TOOL, "too many %s patterns", valued[which]);
             regex_t re;  /* checked here so that a typo is a usage error */
             if (regcomp(&re, value, REG_EXTENDED | REG_NOSUB) != 0)
-                return usage_error("invalid regular expression '%s'", value);
+                return cli_usage_error(TOOL, "invalid regular expression '%s'", value);
             regfree(&re);
             list[(*count)++] = value;
             break;
@@ -177,12 +168,12 @@ static int parse_args(args *a, int argc, char **argv) {
             else if (!strcmp(value, "name")) a->o.sort = DIFF_SORT_NAME;
             else if (!strcmp(value, "base")) a->o.sort = DIFF_SORT_BASE;
             else if (!strcmp(value, "new")) a->o.sort = DIFF_SORT_NEW;
-            else return usage_error("unknown --sort '%s' (change, name, base, new)", value);
+            else return cli_usage_error(TOOL, "unknown --sort '%s' (change, name, base, new)", value);
             break;
-        default: return usage_error("unknown option '%s'", arg);
+        default: return cli_usage_error(TOOL, "unknown option '%s'", arg);
         }
     }
-    if (a->file_count != 2) return usage_error("%s", "need two files: BASE NEW");
+    if (a->file_count != 2) return cli_usage_error(TOOL, "%s", "need two files: BASE NEW");
     return 0;
 }
 
@@ -355,23 +346,6 @@ static void print_text(FILE *out, const args *a, const diff_report *rep) {
 
 /* ---- JSON -------------------------------------------------------------------- */
 
-static void json_string(FILE *out, const char *s) {
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-            else fputc(*p, out);
-        }
-    }
-    fputc('"', out);
-}
-
 /* A number, or null when unavailable. `scale` turns ns into seconds (or
  * 1 for counts and percentages). The shortest text that reads back as the
  * same double, as Python's json writes it: 1234 ns is 1.234e-06, not
@@ -395,9 +369,9 @@ static void print_json(FILE *out, const args *a, const diff_report *rep) {
     diff_metric m = a->o.metric;
     double scale = is_duration(m) ? 1e9 : 1.0;
     fputs("{\n  \"base_file\": ", out);
-    json_string(out, a->files[0]);
+    cli_json_string(out, a->files[0]);
     fputs(",\n  \"new_file\": ", out);
-    json_string(out, a->files[1]);
+    cli_json_string(out, a->files[1]);
     fprintf(out, ",\n  \"metric\": \"%s\",\n  \"units\": \"%s\",\n  ", diff_metric_name(m),
             is_duration(m) ? "seconds" : "calls");
     json_number(out, "threshold_pct", true, a->o.threshold_pct, 1.0);
@@ -408,7 +382,7 @@ static void print_json(FILE *out, const args *a, const diff_report *rep) {
         const diff_row *r = &rep->rows[i];
         fputs(i ? ",\n    {" : "\n    {", out);
         fputs("\"name\": ", out);
-        json_string(out, r->name);
+        cli_json_string(out, r->name);
         fprintf(out, ", \"status\": \"%s\", ", diff_status_name(r->status));
         json_number(out, "base", r->base.present && r->base.has_value, r->base.value, scale);
         fputs(", ", out);
@@ -452,7 +426,7 @@ static void print_json(FILE *out, const args *a, const diff_report *rep) {
     for (size_t k = 0; k < 2; k++) {
         if (!warnings[k][0]) continue;
         if (!first) fputs(", ", out);
-        json_string(out, warnings[k]);
+        cli_json_string(out, warnings[k]);
         first = false;
     }
     fputs("]\n}\n", out);
@@ -484,7 +458,7 @@ int main(int argc, char **argv) {
     if (!base || !cand) {
         sp_results_close(base);
         sp_results_close(cand);
-        return EXIT_FILE;
+        return CLI_EXIT_FILE;
     }
     diff_report rep;
     char msg[1024];
@@ -492,7 +466,7 @@ int main(int argc, char **argv) {
     int exit_code = 0;
     if (st != SP_OK) {
         fprintf(stderr, "scope-diff: %s\n", msg);
-        exit_code = EXIT_OTHER;
+        exit_code = CLI_EXIT_OTHER;
     } else {
         if (rep.warning_base[0]) fprintf(stderr, "scope-diff: warning: %s: %s\n", a.files[0], rep.warning_base);
         if (rep.warning_cand[0]) fprintf(stderr, "scope-diff: warning: %s: %s\n", a.files[1], rep.warning_cand);
@@ -505,7 +479,7 @@ int main(int argc, char **argv) {
     sp_results_close(cand);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "scope-diff: cannot write the output\n");
-        exit_code = EXIT_OTHER;
+        exit_code = CLI_EXIT_OTHER;
     }
     return exit_code;
 }

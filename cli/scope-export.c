@@ -32,11 +32,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_common.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
 #include "scope_profiler_summary.h"
 
-enum { EXIT_USAGE = 1, EXIT_FILE = 2, EXIT_OTHER = 3 };
+static const char TOOL[] = "scope-export";
 enum format { FORMAT_CHROME, FORMAT_CSV, FORMAT_JSON };
 
 #define MAX_PATTERNS 64
@@ -89,69 +90,22 @@ typedef struct args {
     size_t rank_count;   /* 0 = every rank */
 } args;
 
-static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *format, ...) {
-    va_list ap;
-    va_start(ap, format);
-    fprintf(stderr, "scope-export: ");
-    vfprintf(stderr, format, ap);
-    fprintf(stderr, "\nTry 'scope-export --help' for more information.\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-static int cmp_u32(const void *pa, const void *pb) {
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/* "0,2-3" into a sorted list of ranks without repeats, so that selection
- * is a binary search and the summary API never pools a rank twice. */
-static int parse_ranks(args *a, const char *text) {
-    const char *p = text;
-    while (*p) {
-        char *end;
-        if (*p < '0' || *p > '9') return usage_error("invalid --ranks list '%s'", text);
-        unsigned long lo = strtoul(p, &end, 10), hi = lo;
-        p = end;
-        if (*p == '-') {
-            p++;
-            if (*p < '0' || *p > '9') return usage_error("invalid --ranks list '%s'", text);
-            hi = strtoul(p, &end, 10);
-            p = end;
-        }
-        if (hi < lo || hi > UINT32_MAX || hi - lo >= MAX_RANKS ||
-            a->rank_count + (hi - lo + 1) > MAX_RANKS)
-            return usage_error("invalid --ranks range in '%s'", text);
-        for (unsigned long r = lo; r <= hi; r++) a->ranks[a->rank_count++] = (uint32_t)r;
-        if (*p == ',') p++;
-        else if (*p) return usage_error("invalid --ranks list '%s'", text);
-    }
-    if (a->rank_count == 0) return usage_error("empty --ranks list '%s'", text);
-    qsort(a->ranks, a->rank_count, sizeof *a->ranks, cmp_u32);
-    size_t unique = 0;
-    for (size_t i = 0; i < a->rank_count; i++)
-        if (unique == 0 || a->ranks[unique - 1] != a->ranks[i]) a->ranks[unique++] = a->ranks[i];
-    a->rank_count = unique;
-    return 0;
-}
-
 /* Compiled once, anchored at the start of the name like scope-inspect's
  * and the summary table's filters, so one REGEX selects the same regions
  * in every tool. */
 static int add_pattern(regex_t *list, const char **texts, size_t *count, const char *option,
                        const char *value) {
-    if (*count == MAX_PATTERNS) return usage_error("too many %s patterns", option);
+    if (*count == MAX_PATTERNS) return cli_usage_error(TOOL, "too many %s patterns", option);
     size_t len = strlen(value) + 4;
     char *anchored = malloc(len);
     if (!anchored) {
         fprintf(stderr, "scope-export: out of memory\n");
-        return EXIT_OTHER;
+        return CLI_EXIT_OTHER;
     }
     snprintf(anchored, len, "^(%s)", value);
     int rc = regcomp(&list[*count], anchored, REG_EXTENDED | REG_NOSUB);
     free(anchored);
-    if (rc != 0) return usage_error("invalid regular expression '%s'", value);
+    if (rc != 0) return cli_usage_error(TOOL, "invalid regular expression '%s'", value);
     texts[*count] = value;
     (*count)++;
     return 0;
@@ -167,13 +121,13 @@ static int parse_args(args *a, int argc, char **argv) {
     a->ranks = calloc(MAX_RANKS, sizeof *a->ranks);
     if (!a->ranks) {
         fprintf(stderr, "scope-export: out of memory\n");
-        return EXIT_OTHER;
+        return CLI_EXIT_OTHER;
     }
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         if (options_done || arg[0] != '-' || !strcmp(arg, "-")) {
-            if (a->input) return usage_error("more than one FILE given ('%s', '%s')", a->input, arg);
+            if (a->input) return cli_usage_error(TOOL, "more than one FILE given ('%s', '%s')", a->input, arg);
             a->input = arg;
             continue;
         }
@@ -198,7 +152,7 @@ static int parse_args(args *a, int argc, char **argv) {
                 which = k;
                 if (arg[len] == '=') value = arg + len + 1;
                 else if (i + 1 < argc) value = argv[++i];
-                else return usage_error("option '%s' needs a value", valued[k]);
+                else return cli_usage_error(TOOL, "option '%s' needs a value", valued[k]);
                 break;
             }
         }
@@ -206,31 +160,36 @@ static int parse_args(args *a, int argc, char **argv) {
         switch (which) {
         case 0:
         case 5:
-            if (a->output) return usage_error("%s", "more than one output given");
-            if (!*value) return usage_error("%s", "empty output file name");
+            if (a->output) return cli_usage_error(TOOL, "%s", "more than one output given");
+            if (!*value) return cli_usage_error(TOOL, "%s", "empty output file name");
             a->output = value;
             break;
         case 1:
             if (!strcmp(value, "chrome")) a->format = FORMAT_CHROME;
             else if (!strcmp(value, "csv")) a->format = FORMAT_CSV;
             else if (!strcmp(value, "json")) a->format = FORMAT_JSON;
-            else return usage_error("unknown format '%s' (chrome, csv or json)", value);
+            else return cli_usage_error(TOOL, "unknown format '%s' (chrome, csv or json)", value);
             break;
-        case 2: rc = parse_ranks(a, value); break;
+        case 2: rc = cli_parse_ranks(TOOL, value, a->ranks, &a->rank_count, MAX_RANKS); break;
         case 3:
             rc = add_pattern(a->include, a->include_text, &a->include_count, "--include", value);
             break;
         case 4:
             rc = add_pattern(a->exclude, a->exclude_text, &a->exclude_count, "--exclude", value);
             break;
-        default: return usage_error("unknown option '%s'", arg);
+        default: return cli_usage_error(TOOL, "unknown option '%s'", arg);
         }
         if (rc) return rc;
     }
-    if (!a->input) return usage_error("%s", "no FILE given");
-    if (!a->output) return usage_error("%s", "no output file given (-o OUT)");
+    if (!a->input) return cli_usage_error(TOOL, "%s", "no FILE given");
+    if (!a->output) return cli_usage_error(TOOL, "%s", "no output file given (-o OUT)");
     if (a->format < 0) a->format = has_suffix(a->output, ".csv") ? FORMAT_CSV : FORMAT_CHROME;
     return 0;
+}
+
+static int cmp_u32(const void *pa, const void *pb) {
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    return a < b ? -1 : a > b;
 }
 
 static void free_args(args *a) {
@@ -297,7 +256,7 @@ static int output_open(output *o, const char *path) {
     o->tmp = malloc(len);
     if (!o->tmp) {
         fprintf(stderr, "scope-export: out of memory\n");
-        return EXIT_OTHER;
+        return CLI_EXIT_OTHER;
     }
     struct timespec now;
     clock_gettime(CLOCK_REALTIME, &now);
@@ -316,7 +275,7 @@ static int output_open(output *o, const char *path) {
         fprintf(stderr, "scope-export: cannot create %s: %s\n", path, strerror(errno));
         free(o->tmp);
         o->tmp = NULL;
-        return EXIT_OTHER;
+        return CLI_EXIT_OTHER;
     }
     tmp_path_for_signal = o->tmp;
     o->fp = fdopen(fd, "w");
@@ -327,7 +286,7 @@ static int output_open(output *o, const char *path) {
         tmp_path_for_signal = NULL;
         free(o->tmp);
         o->tmp = NULL;
-        return EXIT_OTHER;
+        return CLI_EXIT_OTHER;
     }
     /* Large writes: an export is one long sequential stream. */
     setvbuf(o->fp, NULL, _IOFBF, 1u << 20);
@@ -351,7 +310,7 @@ static int output_publish(output *o) {
     if (!o->tmp) {
         if (fflush(o->fp) != 0 || ferror(o->fp)) {
             fprintf(stderr, "scope-export: cannot write the output: %s\n", strerror(errno));
-            return EXIT_OTHER;
+            return CLI_EXIT_OTHER;
         }
         return 0;
     }
@@ -364,7 +323,7 @@ static int output_publish(output *o) {
     if (err) {
         fprintf(stderr, "scope-export: cannot write %s: %s\n", o->path, strerror(err));
         output_abandon(o);
-        return EXIT_OTHER;
+        return CLI_EXIT_OTHER;
     }
     tmp_path_for_signal = NULL;
     const char *slash = strrchr(o->path, '/');
@@ -381,56 +340,6 @@ static int output_publish(output *o) {
 }
 
 /* ---- text helpers ---------------------------------------------------------- */
-
-/* Length of the valid UTF-8 sequence at p (1-4), or 0 when it is not one.
- * Region names come from other programs' files; JSON must stay valid even
- * when a name is not UTF-8, so broken bytes become U+FFFD. */
-static size_t utf8_length(const unsigned char *p) {
-    if (p[0] < 0x80) return 1;
-    size_t n = (p[0] & 0xE0) == 0xC0 ? 2 : (p[0] & 0xF0) == 0xE0 ? 3 : (p[0] & 0xF8) == 0xF0 ? 4 : 0;
-    if (n == 0 || (n == 2 && p[0] < 0xC2) || (n == 4 && p[0] > 0xF4)) return 0;
-    for (size_t i = 1; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80) return 0;
-    uint32_t cp = n == 2 ? (uint32_t)(p[0] & 0x1F) << 6 | (p[1] & 0x3Fu)
-                : n == 3 ? (uint32_t)(p[0] & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 |
-                               (p[2] & 0x3Fu)
-                         : (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3F) << 12 |
-                               (uint32_t)(p[2] & 0x3F) << 6 | (p[3] & 0x3Fu);
-    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
-        (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
-        return 0;
-    return n;
-}
-
-static void json_string(FILE *out, const char *s) {
-    fputc('"', out);
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    while (*p) {
-        size_t n = utf8_length(p);
-        if (n == 0) {
-            fputs("\\ufffd", out);
-            p++;
-            continue;
-        }
-        if (n > 1) {
-            fwrite(p, 1, n, out);
-            p += n;
-            continue;
-        }
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\u%04x", *p);
-            else fputc(*p, out);
-        }
-        p++;
-    }
-    fputc('"', out);
-}
 
 /* ns as microseconds, printed exactly ("12.345"): integer ns divide by 1000
  * without rounding, so a reader gets the same double as ns / 1000. */
@@ -515,7 +424,7 @@ static int write_chrome(FILE *out, const sp_results *res, const args *a, const b
                      "\"args\":{\"name\":",
                 info.rank, (long long)info.index);
         if (info.name && info.name[0]) {
-            json_string(out, info.name);
+            cli_json_string(out, info.name);
         } else {
             fprintf(out, "\"thread %lld\"", (long long)info.index);
         }
@@ -540,7 +449,7 @@ static int write_chrome(FILE *out, const sp_results *res, const args *a, const b
         for (uint64_t k = 0; k < calls; k++) {
             fputs(first ? "{\"name\":" : ",\n{\"name\":", out);
             first = false;
-            json_string(out, name);
+            cli_json_string(out, name);
             fputs(",\"ph\":\"X\",\"ts\":", out);
             print_us(out, (int64_t)((uint64_t)starts[k] - (uint64_t)origin));
             fputs(",\"dur\":", out);
@@ -561,7 +470,7 @@ static int write_chrome(FILE *out, const sp_results *res, const args *a, const b
         }
     }
     fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"source_file\":", out);
-    json_string(out, sp_results_path(res));
+    cli_json_string(out, sp_results_path(res));
     fprintf(out, ",\"exporter\":\"scope-export %s\",\"time_unit\":\"ts and dur in microseconds\","
                  "\"time_origin\":\"earliest call start in the source file\","
                  "\"time_origin_ns\":%lld",
@@ -569,7 +478,7 @@ static int write_chrome(FILE *out, const sp_results *res, const args *a, const b
     long label = sp_results_metadata_find(res, "label");
     if (label >= 0 && sp_results_metadata_string(res, (size_t)label)) {
         fputs(",\"label\":", out);
-        json_string(out, sp_results_metadata_string(res, (size_t)label));
+        cli_json_string(out, sp_results_metadata_string(res, (size_t)label));
     }
     fputs("}}\n", out);
     return SP_OK;
@@ -678,7 +587,7 @@ static void json_pattern_list(FILE *out, const char *const *texts, size_t n) {
     fputc('[', out);
     for (size_t i = 0; i < n; i++) {
         if (i) fputs(", ", out);
-        json_string(out, texts[i]);
+        cli_json_string(out, texts[i]);
     }
     fputc(']', out);
 }
@@ -708,10 +617,10 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
 
     long label = sp_results_metadata_find(res, "label");
     fputs("{\n  \"file\": ", out);
-    json_string(out, sp_results_path(res));
+    cli_json_string(out, sp_results_path(res));
     fprintf(out, ",\n  \"num_ranks\": %u,\n  \"label\": ", sp_results_rank_count(res));
     if (label >= 0 && sp_results_metadata_string(res, (size_t)label))
-        json_string(out, sp_results_metadata_string(res, (size_t)label));
+        cli_json_string(out, sp_results_metadata_string(res, (size_t)label));
     else
         fputs("null", out);
     fputs(",\n  \"units\": \"seconds\",\n  \"filters\": {\"include\": ", out);
@@ -727,11 +636,11 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
         fputs("null", out);
     }
     fputs("},\n  \"warnings\": [", out);
-    if (warning[0]) json_string(out, warning);
+    if (warning[0]) cli_json_string(out, warning);
     fputs("],\n  \"regions\": [", out);
     for (size_t i = 0; i < count; i++) {
         fputs(i ? ",\n    {\n      \"name\": " : "\n    {\n      \"name\": ", out);
-        json_string(out, sp_results_region_name(res, e[i].region));
+        cli_json_string(out, sp_results_region_name(res, e[i].region));
         json_region_fields(out, "      ", &e[i].s);
         /* Tags as scope-inspect gives them: those of the lowest rank's row
          * (FORMAT.md 2.5 takes the first value in ascending rank order). */
@@ -743,7 +652,7 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
                 row = (long)r;
         for (size_t t = 0; row >= 0 && t < sp_results_row_tag_count(res, (size_t)row); t++) {
             if (t) fputs(", ", out);
-            json_string(out, sp_results_row_tag(res, (size_t)row, t));
+            cli_json_string(out, sp_results_row_tag(res, (size_t)row, t));
         }
         fputs("]\n    }", out);
     }
@@ -770,7 +679,7 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
      * total_ns so the exact integer survives the trip through seconds. */
     for (size_t i = 0; i < count && !ferror(out); i++) {
         fputs(i ? ",\n    " : "\n    ", out);
-        json_string(out, sp_results_region_name(res, e[i].region));
+        cli_json_string(out, sp_results_region_name(res, e[i].region));
         fputs(": {", out);
         bool first = true;
         for (size_t k = by_region[e[i].region]; k < by_region[e[i].region + 1]; k++) {
@@ -815,7 +724,7 @@ int main(int argc, char **argv) {
     }
     if (strcmp(a.output, "-") != 0 && same_file(a.input, a.output)) {
         free_args(&a);
-        return usage_error("the output '%s' is the input file", a.output);
+        return cli_usage_error(TOOL, "the output '%s' is the input file", a.output);
     }
 
     char msg[1024];
@@ -827,14 +736,14 @@ int main(int argc, char **argv) {
         if (strstr(msg, a.input)) fprintf(stderr, "scope-export: %s\n", msg);
         else fprintf(stderr, "scope-export: %s: %s\n", a.input, msg[0] ? msg : sp_error_string(st));
         free_args(&a);
-        return EXIT_FILE;
+        return CLI_EXIT_FILE;
     }
     if (a.format != FORMAT_JSON && !sp_results_has_events(res)) {
         fprintf(stderr, "scope-export: %s has no per-call events (%s); use --format json\n",
                 a.input, sp_results_is_aggregate(res) ? "aggregate layout" : "summary only");
         sp_results_close(res);
         free_args(&a);
-        return EXIT_FILE;
+        return CLI_EXIT_FILE;
     }
 
     size_t regions = sp_results_region_count(res);
@@ -843,7 +752,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "scope-export: out of memory\n");
         sp_results_close(res);
         free_args(&a);
-        return EXIT_OTHER;
+        return CLI_EXIT_OTHER;
     }
     for (size_t r = 0; r < regions; r++)
         region_on[r] = name_selected(&a, sp_results_region_name(res, r));
@@ -860,7 +769,7 @@ int main(int argc, char **argv) {
         if (st != SP_OK) {
             if (st == SP_ERR_OUT_OF_MEMORY) fprintf(stderr, "scope-export: out of memory\n");
             output_abandon(&out);
-            rc = EXIT_OTHER;
+            rc = CLI_EXIT_OTHER;
         } else {
             rc = output_publish(&out);
         }

@@ -15,12 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_common.h"
 #include "inspect_counters.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
 #include "scope_profiler_summary.h"
 
-enum { EXIT_USAGE = 1, EXIT_FILE = 2, EXIT_OTHER = 3 };
+static const char TOOL[] = "scope-inspect";
 
 #define MAX_PATTERNS 64
 #define MAX_RANKS 65536
@@ -77,49 +78,12 @@ typedef struct args {
     size_t file_count;
 } args;
 
-static int usage_error(const char *format, ...) __attribute__((format(printf, 1, 2)));
-static int usage_error(const char *format, ...) {
-    va_list ap;
-    va_start(ap, format);
-    fprintf(stderr, "scope-inspect: ");
-    vfprintf(stderr, format, ap);
-    fprintf(stderr, "\nTry 'scope-inspect --help' for more information.\n");
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
-/* "0,2-3" into a list of ranks. */
-static int parse_ranks(args *a, const char *text) {
-    const char *p = text;
-    while (*p) {
-        char *end;
-        unsigned long lo = strtoul(p, &end, 10), hi;
-        if (end == p || *p == '-' || *p == '+') return usage_error("invalid --ranks list '%s'", text);
-        p = end;
-        hi = lo;
-        if (*p == '-') {
-            p++;
-            if (*p < '0' || *p > '9') return usage_error("invalid --ranks list '%s'", text);
-            hi = strtoul(p, &end, 10);
-            p = end;
-        }
-        if (hi < lo || hi > UINT32_MAX || hi - lo >= MAX_RANKS ||
-            a->rank_count + (hi - lo + 1) > MAX_RANKS)
-            return usage_error("invalid --ranks range in '%s'", text);
-        for (unsigned long r = lo; r <= hi; r++) a->ranks[a->rank_count++] = (uint32_t)r;
-        if (*p == ',') p++;
-        else if (*p) return usage_error("invalid --ranks list '%s'", text);
-    }
-    if (a->rank_count == 0) return usage_error("empty --ranks list '%s'", text);
-    return 0;
-}
-
 static int parse_args(args *a, int argc, char **argv) {
     a->files = calloc((size_t)argc + 1, sizeof *a->files);
     a->ranks = calloc(MAX_RANKS, sizeof *a->ranks);
     if (!a->files || !a->ranks) {
         fprintf(stderr, "scope-inspect: out of memory\n");
-        return EXIT_OTHER;
+        return CLI_EXIT_OTHER;
     }
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
@@ -156,7 +120,7 @@ static int parse_args(args *a, int argc, char **argv) {
                 which = k;
                 if (arg[len] == '=') value = arg + len + 1;
                 else if (i + 1 < argc) value = argv[++i];
-                else return usage_error("option '%s' needs a value", valued[k]);
+                else return cli_usage_error(TOOL, "option '%s' needs a value", valued[k]);
             }
         }
         switch (which) {
@@ -164,25 +128,25 @@ static int parse_args(args *a, int argc, char **argv) {
         case 1: {
             const char **list = which == 0 ? a->include : a->exclude;
             size_t *count = which == 0 ? &a->include_count : &a->exclude_count;
-            if (*count == MAX_PATTERNS) return usage_error("too many %s patterns", valued[which]);
+            if (*count == MAX_PATTERNS) return cli_usage_error(TOOL, "too many %s patterns", valued[which]);
             regex_t re;  /* checked here so a typo is a usage error */
             if (regcomp(&re, value, REG_EXTENDED | REG_NOSUB) != 0)
-                return usage_error("invalid regular expression '%s'", value);
+                return cli_usage_error(TOOL, "invalid regular expression '%s'", value);
             regfree(&re);
             list[(*count)++] = value;
             break;
         }
         case 2: {
-            int rc = parse_ranks(a, value);
+            int rc = cli_parse_ranks(TOOL, value, a->ranks, &a->rank_count, MAX_RANKS);
             if (rc) return rc;
             break;
         }
         case 3: a->sort = value; break;
         case 4: a->columns = value; break;
-        default: return usage_error("unknown option '%s'", arg);
+        default: return cli_usage_error(TOOL, "unknown option '%s'", arg);
         }
     }
-    if (a->file_count == 0) return usage_error("%s", "no FILE given");
+    if (a->file_count == 0) return cli_usage_error(TOOL, "%s", "no FILE given");
     return 0;
 }
 
@@ -257,23 +221,6 @@ static region_entry *collect(const sp_results *res, const args *a, size_t *count
 
 /* ---- JSON ------------------------------------------------------------------- */
 
-static void json_string(FILE *out, const char *s) {
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-            else fputc(*p, out);
-        }
-    }
-    fputc('"', out);
-}
-
 static void json_seconds(FILE *out, const char *key, double ns, bool available) {
     fprintf(out, ",\n      \"%s\": ", key);
     if (available) fprintf(out, "%.17g", ns / 1e9);
@@ -294,12 +241,12 @@ static void json_metadata(FILE *out, const sp_results *res) {
     fputs("  \"metadata\": {", out);
     for (size_t i = 0; i < n; i++) {
         fputs(i ? ",\n    " : "\n    ", out);
-        json_string(out, sp_results_metadata_key(res, i));
+        cli_json_string(out, sp_results_metadata_key(res, i));
         fputs(": ", out);
         int64_t iv;
         double dv;
         switch (sp_results_metadata_kind(res, i)) {
-        case SP_META_KIND_STRING: json_string(out, sp_results_metadata_string(res, i)); break;
+        case SP_META_KIND_STRING: cli_json_string(out, sp_results_metadata_string(res, i)); break;
         case SP_META_KIND_INT:
             sp_results_metadata_int(res, i, &iv);
             fprintf(out, "%lld", (long long)iv);
@@ -317,7 +264,7 @@ static void json_metadata(FILE *out, const sp_results *res) {
             fputc('[', out);
             for (size_t k = 0; k < sp_results_metadata_array_length(res, i); k++) {
                 if (k) fputs(", ", out);
-                json_string(out, sp_results_metadata_array_item(res, i, k));
+                cli_json_string(out, sp_results_metadata_array_item(res, i, k));
             }
             fputc(']', out);
             break;
@@ -334,10 +281,10 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
     if (!e) return status;
     long label = sp_results_metadata_find(res, "label");
     fputs("{\n  \"file\": ", out);
-    json_string(out, sp_results_path(res));
+    cli_json_string(out, sp_results_path(res));
     fprintf(out, ",\n  \"num_ranks\": %u,\n  \"label\": ", sp_results_rank_count(res));
     if (label >= 0 && sp_results_metadata_string(res, (size_t)label))
-        json_string(out, sp_results_metadata_string(res, (size_t)label));
+        cli_json_string(out, sp_results_metadata_string(res, (size_t)label));
     else
         fputs("null", out);
     fputs(",\n  \"units\": \"seconds\",\n", out);
@@ -347,7 +294,7 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
     for (size_t i = 0; i < count; i++) {
         if (e[i].status != SP_ERR_NESTING) continue;
         /* One message per file: every region of the rank repeats it. */
-        json_string(out, e[i].message);
+        cli_json_string(out, e[i].message);
         break;
     }
     fputs("],\n  \"regions\": [", out);
@@ -355,7 +302,7 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
         const sp_region_summary *s = &e[i].s;
         unsigned av = s->available;
         fputs(i ? ",\n    {\n      \"name\": " : "\n    {\n      \"name\": ", out);
-        json_string(out, sp_results_region_name(res, e[i].region));
+        cli_json_string(out, sp_results_region_name(res, e[i].region));
         fprintf(out, ",\n      \"num_ranks\": %u,\n      \"num_calls\": %llu", s->num_ranks,
                 (unsigned long long)s->calls);
         json_seconds(out, "total_duration", (double)s->total_ns, true);
@@ -380,14 +327,14 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
         long row = first_row_of(res, e[i].region);
         for (size_t t = 0; row >= 0 && t < sp_results_row_tag_count(res, (size_t)row); t++) {
             if (t) fputs(", ", out);
-            json_string(out, sp_results_row_tag(res, (size_t)row, t));
+            cli_json_string(out, sp_results_row_tag(res, (size_t)row, t));
         }
         fputs("]\n    }", out);
     }
     fputs(count ? "\n  ],\n  \"per_rank\": {" : "],\n  \"per_rank\": {", out);
     for (size_t i = 0; i < count; i++) {
         fputs(i ? ",\n    " : "\n    ", out);
-        json_string(out, sp_results_region_name(res, e[i].region));
+        cli_json_string(out, sp_results_region_name(res, e[i].region));
         fputs(": {", out);
         bool first = true;
         for (size_t r = 0; r < sp_results_row_count(res); r++) {
@@ -545,7 +492,7 @@ int main(int argc, char **argv) {
              * when one does not (argument errors). */
             if (strstr(msg, a.files[f])) fprintf(stderr, "scope-inspect: %s\n", msg);
             else fprintf(stderr, "scope-inspect: %s: %s\n", a.files[f], msg[0] ? msg : sp_error_string(st));
-            exit_code = EXIT_FILE;
+            exit_code = CLI_EXIT_FILE;
             continue;
         }
         if (!a.json && printed) fputs("\n", stdout);
@@ -555,15 +502,15 @@ int main(int argc, char **argv) {
         printed++;
         sp_results_close(res);
         if (st == SP_ERR_INVALID_ARGUMENT) {
-            exit_code = EXIT_USAGE;  /* a bad --sort or --columns */
+            exit_code = CLI_EXIT_USAGE;  /* a bad --sort or --columns */
             break;
         }
-        if (st != SP_OK && exit_code == 0) exit_code = EXIT_OTHER;
+        if (st != SP_OK && exit_code == 0) exit_code = CLI_EXIT_OTHER;
     }
     if (wrap) fputs("\n]}\n", stdout);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "scope-inspect: cannot write the output\n");
-        if (exit_code == 0) exit_code = EXIT_OTHER;
+        if (exit_code == 0) exit_code = CLI_EXIT_OTHER;
     }
     free(a.files);
     free(a.ranks);

@@ -1,0 +1,37 @@
+/*
+ * cli_common.h - what every command-line tool shares: exit codes, usage
+ * errors, the --ranks list and JSON strings. Tools use only the public
+ * library API; this is their one shared helper file.
+ */
+#ifndef SP_CLI_COMMON_H
+#define SP_CLI_COMMON_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit codes every tool documents in --help; tools may add their own above
+ * these (scope-diff's 4 for a regression). */
+enum {
+    CLI_EXIT_OK = 0,
+    CLI_EXIT_USAGE = 1,  /* bad arguments */
+    CLI_EXIT_FILE = 2,   /* an input that cannot be read, or is invalid */
+    CLI_EXIT_OTHER = 3   /* memory, an unwritable output, ... */
+};
+
+/* "TOOL: message" and the --help hint on stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *tool, const char *format, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Parse a --ranks list ("0,2-3") into ranks[], sorted and without
+ * duplicates, at most `max` entries. Returns 0, or CLI_EXIT_USAGE after a
+ * message naming the bad list. */
+int cli_parse_ranks(const char *tool, const char *text, uint32_t *ranks, size_t *count,
+                    size_t max);
+
+/* s as a JSON string literal (NULL as ""). Bytes that are not valid UTF-8
+ * become U+FFFD: region names come from other programs' files, and the
+ * output must stay valid JSON whatever they hold. */
+void cli_json_string(FILE *out, const char *s);
+
+#endif /* SP_CLI_COMMON_H */
