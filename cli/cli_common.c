@@ -6,6 +6,8 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+#include "scope_profiler_results.h"
+
 int cli_usage_error(const char *tool, const char *format, ...) {
     va_list ap;
     va_start(ap, format);
@@ -102,3 +104,14 @@ void cli_json_string(FILE *out, const char *s) {
     fputc('"', out);
 }
 
+
+void cli_json_file_header(FILE *out, const sp_results *res) {
+    long label = sp_results_metadata_find(res, "label");
+    const char *text = label >= 0 ? sp_results_metadata_string(res, (size_t)label) : NULL;
+    fputs("{\n  \"file\": ", out);
+    cli_json_string(out, sp_results_path(res));
+    fprintf(out, ",\n  \"num_ranks\": %u,\n  \"label\": ", sp_results_rank_count(res));
+    if (text) cli_json_string(out, text);
+    else fputs("null", out);
+    fputs(",\n  \"units\": \"seconds\"", out);
+}

@@ -34,4 +34,11 @@ int cli_parse_ranks(const char *tool, const char *text, uint32_t *ranks, size_t 
  * output must stay valid JSON whatever they hold. */
 void cli_json_string(FILE *out, const char *s);
 
+/* The opening of a tool's JSON document about one file: `{` and the
+ * members "file", "num_ranks", "label" (null when none) and "units"
+ * ("seconds"), without a trailing comma, so the caller continues with
+ * ",\n  ..." or closes the object. */
+struct sp_results;
+void cli_json_file_header(FILE *out, const struct sp_results *res);
+
 #endif /* SP_CLI_COMMON_H */

@@ -615,15 +615,8 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
     }
     qsort(e, count, sizeof *e, cmp_entry);
 
-    long label = sp_results_metadata_find(res, "label");
-    fputs("{\n  \"file\": ", out);
-    cli_json_string(out, sp_results_path(res));
-    fprintf(out, ",\n  \"num_ranks\": %u,\n  \"label\": ", sp_results_rank_count(res));
-    if (label >= 0 && sp_results_metadata_string(res, (size_t)label))
-        cli_json_string(out, sp_results_metadata_string(res, (size_t)label));
-    else
-        fputs("null", out);
-    fputs(",\n  \"units\": \"seconds\",\n  \"filters\": {\"include\": ", out);
+    cli_json_file_header(out, res);
+    fputs(",\n  \"filters\": {\"include\": ", out);
     json_pattern_list(out, a->include_text, a->include_count);
     fputs(", \"exclude\": ", out);
     json_pattern_list(out, a->exclude_text, a->exclude_count);

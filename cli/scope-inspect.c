@@ -279,15 +279,8 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
     int status;
     region_entry *e = collect(res, a, &count, &status);
     if (!e) return status;
-    long label = sp_results_metadata_find(res, "label");
-    fputs("{\n  \"file\": ", out);
-    cli_json_string(out, sp_results_path(res));
-    fprintf(out, ",\n  \"num_ranks\": %u,\n  \"label\": ", sp_results_rank_count(res));
-    if (label >= 0 && sp_results_metadata_string(res, (size_t)label))
-        cli_json_string(out, sp_results_metadata_string(res, (size_t)label));
-    else
-        fputs("null", out);
-    fputs(",\n  \"units\": \"seconds\",\n", out);
+    cli_json_file_header(out, res);
+    fputs(",\n", out);
     json_metadata(out, res);
     inspect_json_counters(out, res, (inspect_ranks){a->ranks, a->rank_count});
     fputs("  \"warnings\": [", out);
