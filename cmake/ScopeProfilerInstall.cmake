@@ -438,6 +438,12 @@ function(_scope_profiler_install)
   _scope_profiler_link_flags(PC_LIBS_PUBLIC ${public_deps})
   _scope_profiler_link_flags(PC_LIBS_PRIVATE ${private_deps})
   set(PC_VERSION "${PROJECT_VERSION}")
+  # A shared library outside the loader's path is found through the
+  # program's run path; pkg-config users get it from Libs (see the .pc).
+  set(PC_LIBS_RPATH "")
+  if(NOT static)
+    set(PC_LIBS_RPATH "-Wl,-rpath,\${libdir}")
+  endif()
 
   configure_file("${PROJECT_SOURCE_DIR}/cmake/scopeprofiler.pc.in"
     "${PROJECT_BINARY_DIR}/package/scopeprofiler.pc.gen" @ONLY)

@@ -44,10 +44,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "h5_util.h"
-#include "h5_writer.h"
+#include "util/alloc.h"
+#include "format/h5_util.h"
+#include "format/h5_writer.h"
 #include "merge_internal.h"
+#include "format/schema.h"
 
 /* Pass-1 read buffers of one rank share this budget (bytes). */
 #define SPM_SWEEP_BUDGET_BYTES ((size_t)24 << 20)

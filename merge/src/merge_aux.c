@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "util/alloc.h"
 #include "merge_internal.h"
-#include "reader_h5_util.h"
+#include "format/reader_h5_util.h"
 
 #define NAME_BYTES 4096
 

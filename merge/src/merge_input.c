@@ -23,10 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "util/alloc.h"
 #include "merge_internal.h"
-#include "reader.h"
-#include "reader_h5_util.h"
+#include "format/reader.h"
+#include "format/reader_h5_util.h"
+#include "format/schema.h"
 
 /* The schema column behind each cursor column, for both encodings. */
 static const spi_event_col optional_cols[SPM_COL_COUNT] = {

@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "error.h"
-#include "profile.h"
+#include "util/error.h"
+#include "profile/profile.h"
 
 /* Events per read: one chunk of the writer's event columns, so a read of a
  * compressed input decompresses each chunk once. */

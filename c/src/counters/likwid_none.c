@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "../counters.h"
+#include "counters/counters.h"
 
 static bool none_init(char *reason, size_t reason_bytes) {
     snprintf(reason, reason_bytes,

@@ -23,16 +23,18 @@
  * MPI is still fully usable (MPI standard, "Allowing User Functions at
  * Process Termination"); it runs the profiler's finalize there.
  */
-#include "../job.h"
+#include "job/job.h"
 
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../alloc.h"
-#include "../counters.h"
-#include "../h5_writer.h"
-#include "../registry.h"
+#include "util/alloc.h"
+#include "counters/counters.h"
+#include "format/h5_counter_groups.h"
+#include "format/h5_writer.h"
+#include "record/registry.h"
+#include "format/schema.h"
 
 #define CHUNK_EVENTS 65536
 #define WIRE_COLUMNS 5 /* starts, durations, call ids, parent ids, thread ids */
@@ -491,7 +493,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
                                             buffer, err);
                 if (status == SP_OK) status = received;
             }
-            if (status == SP_OK) status = spi_writer_write_counters(w, &counters, err);
+            if (status == SP_OK) status = spi_h5_write_counter_groups(spi_writer_file(w), &counters, err);
             if (status == SP_OK) status = spi_writer_publish(w, err);
             else spi_writer_abort(w);
             w = NULL;

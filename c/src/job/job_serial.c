@@ -2,9 +2,9 @@
  * job_serial.c - the job back end of a build without MPI: one process,
  * rank 0 of 1, written straight through the writer.
  */
-#include "../job.h"
+#include "job/job.h"
 
-#include "../h5_writer.h"
+#include "format/h5_writer.h"
 
 int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error *err) {
     (void)on_mpi_finalize;

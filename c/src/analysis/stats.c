@@ -1,0 +1,268 @@
+/*
+ * stats.c - FORMAT.md 7.1-7.4 over an spi_profile.
+ *
+ * With per-call data every pooled statistic is computed on the pooled
+ * durations (each call weighs the same, so a rank with more calls counts
+ * more), exactly as the reference does with numpy. Without it (summary-only
+ * or aggregate files) the per-rank (count, mean, m2) triples are combined
+ * exactly (Chan et al.), which is why percentiles are then unavailable: no
+ * combination of stored moments can give them.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "analysis/calltree.h"
+#include "analysis/stats.h"
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+double spi_percentile_sorted(const int64_t *sorted, size_t n, double pct) {
+    if (n == 0) return 0.0;
+    /* numpy: q = pct / 100, virtual index (n - 1) * q, then its _lerp, which
+     * interpolates from the upper neighbour when t >= 0.5 so that the result
+     * is exact at both ends. */
+    double q = pct / 100.0;
+    double virt = (double)(n - 1) * q;
+    double lo_d = floor(virt);
+    if (lo_d < 0) lo_d = 0;
+    size_t lo = (size_t)lo_d;
+    if (lo > n - 1) lo = n - 1;
+    size_t hi = lo + 1 < n ? lo + 1 : n - 1;
+    double t = virt - lo_d;
+    double a = (double)sorted[lo], b = (double)sorted[hi];
+    double diff = b - a;
+    return t >= 0.5 ? b - diff * (1.0 - t) : a + diff * t;
+}
+
+double spi_std_values(const int64_t *values, size_t n, double mean) {
+    if (n == 0) return 0.0;
+    double m2 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double dev = (double)values[i] - mean;
+        m2 += dev * dev;
+    }
+    return sqrt(m2 / (double)n);
+}
+
+double spi_imbalance(const int64_t *totals, size_t n) {
+    size_t kept = 0;
+    double sum = 0.0, max = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        if (totals[i] <= 0) continue;
+        kept++;
+        sum += (double)totals[i];
+        if ((double)totals[i] > max) max = (double)totals[i];
+    }
+    if (kept < 2) return 0.0;
+    return max / (sum / (double)kept);
+}
+
+bool spi_rank_selected(const uint32_t *ranks, size_t rank_count, uint32_t rank) {
+    if (!ranks) return true;
+    for (size_t i = 0; i < rank_count; i++)
+        if (ranks[i] == rank) return true;
+    return false;
+}
+
+static bool row_has_events(const spi_profile *profile, const spi_row *row) {
+    return !profile->summary_only && !profile->aggregate && !row->aggregate &&
+           (row->count == 0 || (row->starts && row->durations));
+}
+
+static uint64_t row_calls(const spi_row *row) {
+    return row->aggregate ? row->aggregate_count : row->count;
+}
+
+static int64_t row_total(const spi_row *row) {
+    return row->aggregate ? row->aggregate_total : row->stats.total;
+}
+
+int spi_row_exclusive(const spi_profile *profile, size_t row_index, int64_t *exclusive_ns,
+                      spi_error *err) {
+    const spi_row *row = &profile->rows[row_index];
+    if (row->aggregate) {
+        /* FORMAT.md 2.2: without a stored value a summary has only the
+         * inclusive total to offer. */
+        *exclusive_ns = row->aggregate_exclusive >= 0 ? row->aggregate_exclusive
+                                                      : row->aggregate_total;
+        return SP_OK;
+    }
+    if (row->exclusive_total >= 0) {
+        *exclusive_ns = row->exclusive_total;
+        return SP_OK;
+    }
+    if (!row_has_events(profile, row)) {
+        *exclusive_ns = row->stats.total;
+        return SP_OK;
+    }
+    if (row->count == 0) {
+        *exclusive_ns = 0;
+        return SP_OK;
+    }
+    spi_rank_tree tree;
+    int status = spi_rank_tree_build(&tree, profile, row->rank, err);
+    if (status != SP_OK) return status;
+    int64_t sum = 0;
+    for (size_t i = 0; i < tree.call_count; i++)
+        if (tree.rows[i] == row_index) sum += tree.exclusive[i];
+    spi_rank_tree_free(&tree);
+    *exclusive_ns = sum;
+    return SP_OK;
+}
+
+/* Pooled over calls: FORMAT.md 7.3 "with event data". */
+static int pool_events(spi_region_stats *out, const spi_profile *profile, const size_t *rows,
+                       size_t row_count, spi_error *err) {
+    size_t n = (size_t)out->calls;
+    int64_t *all = spi_calloc(n ? n : 1, sizeof *all);
+    if (!all) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory pooling durations");
+    size_t k = 0;
+    uint64_t gpu_values = 0;
+    bool any_gpu = false;
+    for (size_t r = 0; r < row_count; r++) {
+        const spi_row *row = &profile->rows[rows[r]];
+        if (row->count) memcpy(all + k, row->durations, (size_t)row->count * sizeof *all);
+        k += (size_t)row->count;
+        if (row->gpu_durations) {
+            /* FORMAT.md 3.3 quirk: a kept slice sums its -1 entries too. */
+            any_gpu = true;
+            for (uint64_t i = 0; i < row->count; i++) out->gpu_total_ns += row->gpu_durations[i];
+            gpu_values += row->count;
+        }
+    }
+    out->available |= SPI_STAT_MIN_MAX | SPI_STAT_FIRST_LAST | SPI_STAT_STD |
+                      SPI_STAT_PERCENTILES | SPI_STAT_START_END;
+    if (n) {
+        out->mean_ns = (double)out->total_ns / (double)n;
+        out->std_ns = spi_std_values(all, n, out->mean_ns);
+        qsort(all, n, sizeof *all, cmp_i64);
+        out->min_ns = all[0];
+        out->max_ns = all[n - 1];
+        out->p50_ns = spi_percentile_sorted(all, n, 50.0);
+        out->p95_ns = spi_percentile_sorted(all, n, 95.0);
+        out->p99_ns = spi_percentile_sorted(all, n, 99.0);
+    }
+    if (any_gpu && gpu_values) {
+        out->available |= SPI_STAT_GPU;
+        out->gpu_mean_ns = (double)out->gpu_total_ns / (double)gpu_values;
+    }
+    spi_free(all);
+    return SP_OK;
+}
+
+/* Without events: FORMAT.md 7.2 per rank, combined as in 7.3. */
+static void pool_stored(spi_region_stats *out, const spi_profile *profile, const size_t *rows,
+                        size_t row_count) {
+    bool aggregate = profile->aggregate;
+    bool first = true;
+    double mean = 0.0, m2 = 0.0;
+    uint64_t n = 0, gpu_count = 0;
+    for (size_t r = 0; r < row_count; r++) {
+        const spi_row *row = &profile->rows[rows[r]];
+        aggregate = aggregate || row->aggregate;
+        uint64_t c = row_calls(row);
+        if (c == 0) continue;
+        if (first || row->stats.minimum < out->min_ns) out->min_ns = row->stats.minimum;
+        if (first || row->stats.maximum > out->max_ns) out->max_ns = row->stats.maximum;
+        first = false;
+        /* Exact combination of (count, mean, m2): the pooled M2 is the sum
+         * of the parts plus each part's offset from the pooled mean. */
+        double row_mean = (double)row_total(row) / (double)c;
+        uint64_t nn = n + c;
+        double delta = row_mean - mean;
+        double new_mean = mean + delta * (double)c / (double)nn;
+        m2 += fmax(row->stats.m2, 0.0) + delta * delta * (double)n * (double)c / (double)nn;
+        mean = new_mean;
+        n = nn;
+        gpu_count += row->stats.gpu_count;
+        out->gpu_total_ns += row->stats.gpu_total;
+    }
+    out->available |= SPI_STAT_MIN_MAX;
+    if (out->calls) out->mean_ns = (double)out->total_ns / (double)out->calls;
+    if (!aggregate) {
+        /* The aggregate layout stores no moments and no first/last. */
+        out->available |= SPI_STAT_STD | SPI_STAT_FIRST_LAST | SPI_STAT_START_END;
+        out->std_ns = n ? sqrt(fmax(m2, 0.0) / (double)n) : 0.0;
+        if (gpu_count) {
+            out->available |= SPI_STAT_GPU;
+            out->gpu_mean_ns = (double)out->gpu_total_ns / (double)gpu_count;
+        }
+    } else {
+        out->gpu_total_ns = 0;
+    }
+    /* "percentiles are None, or 0.0 when there are no calls" (7.3). */
+    if (out->calls == 0) out->available |= SPI_STAT_PERCENTILES;
+}
+
+int spi_region_stats_compute(spi_region_stats *out, const spi_profile *profile, size_t region,
+                             const uint32_t *ranks, size_t rank_count, spi_error *err) {
+    memset(out, 0, sizeof *out);
+    out->exclusive_ns = -1;
+    if (!profile || region >= profile->name_count)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "region %zu out of range", region);
+    size_t *rows = spi_calloc(profile->row_count ? profile->row_count : 1, sizeof *rows);
+    int64_t *totals = spi_calloc(profile->row_count ? profile->row_count : 1, sizeof *totals);
+    if (!rows || !totals) {
+        spi_free(rows);
+        spi_free(totals);
+        return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory computing statistics");
+    }
+    size_t row_count = 0;
+    bool events = true;
+    for (size_t r = 0; r < profile->row_count; r++) {
+        const spi_row *row = &profile->rows[r];
+        if (row->region != region || !spi_rank_selected(ranks, rank_count, row->rank)) continue;
+        totals[row_count] = row_total(row);
+        rows[row_count++] = r;
+        out->calls += row_calls(row);
+        out->total_ns += row_total(row);
+        if (!row_has_events(profile, row)) events = false;
+    }
+    out->num_ranks = (uint32_t)row_count;  /* one row per (rank, region) */
+    int status = SP_OK;
+    if (events) status = pool_events(out, profile, rows, row_count, err);
+    else pool_stored(out, profile, rows, row_count);
+
+    /* first/last: the chronologically first call's duration and the last
+     * one's, taken from the rank that started first / ended last. */
+    bool have_first = false;
+    for (size_t r = 0; r < row_count; r++) {
+        const spi_row *row = &profile->rows[rows[r]];
+        if (row_calls(row) == 0 || row->aggregate) continue;
+        const spi_stats *s = &row->stats;
+        if (!have_first || s->start_minimum < out->first_start_ns) {
+            out->first_start_ns = s->start_minimum;
+            out->first_ns = s->first;
+        }
+        if (!have_first || s->end_maximum > out->last_end_ns) {
+            out->last_end_ns = s->end_maximum;
+            out->last_ns = s->last;
+        }
+        have_first = true;
+    }
+    out->rank_imbalance = spi_imbalance(totals, row_count);
+    out->rank_imbalance_pct = out->rank_imbalance == 0.0 ? 0.0 : (out->rank_imbalance - 1.0) * 100.0;
+
+    if (status == SP_OK) {
+        int64_t exclusive = 0;
+        int ex_status = SP_OK;
+        for (size_t r = 0; r < row_count && ex_status == SP_OK; r++) {
+            int64_t value = 0;
+            ex_status = spi_row_exclusive(profile, rows[r], &value, err);
+            exclusive += value;
+        }
+        if (ex_status == SP_OK) {
+            out->exclusive_ns = exclusive;
+            out->available |= SPI_STAT_EXCLUSIVE;
+        }
+        status = ex_status;
+    }
+    spi_free(rows);
+    spi_free(totals);
+    return status;
+}

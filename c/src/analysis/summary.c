@@ -1,0 +1,980 @@
+/*
+ * summary.c - the summary table of FORMAT.md 7.5.
+ *
+ * Rows are call paths, not regions: every call of every selected rank gets
+ * the path of region names from its root (through the rank's call tree,
+ * calltree.c), runs of one name collapse into one element so recursion is
+ * one row, and all calls with the same path are pooled over ranks. The
+ * tree is built unfiltered and filters only decide which calls get a row:
+ * a hidden call passes its place in the path on to its children, and its
+ * time still counts as child time of its parent, so "(own)" is honest.
+ *
+ * The table falls back to one row per region when the data has no calls
+ * (summary-only, aggregate), when asked (flat), or when a rank's calls do
+ * not nest; the last case is reported as SP_ERR_NESTING after printing.
+ *
+ * Layout mirrors the reference renderer: a rounded box, the region column,
+ * then value columns whose cells are indented like the tree so that a
+ * child's numbers sit under its name. ASCII replaces every box and tree
+ * glyph by one of the same width, so both styles align identically.
+ */
+#include <math.h>
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "analysis/calltree.h"
+#include "analysis/stats.h"
+#include "analysis/summary.h"
+
+#define SESSION_REGION "scope_profiler.session"
+
+/* ---- columns and sort keys ------------------------------------------------ */
+
+enum { V_CALLS, V_TOTAL, V_EXCL, V_AVG, V_MIN, V_MAX, V_STD, V_P50, V_P95, V_P99,
+       V_FIRST, V_LAST, V_IMB, V_RANKS, V_COVERAGE, V_PERCENT, V_PARENT_PERCENT, V_COUNT };
+
+typedef enum { FMT_COUNT, FMT_TOTAL, FMT_SCI, FMT_DUR, FMT_PCT, FMT_IMB, FMT_INT } cell_fmt;
+
+typedef struct column_def {
+    const char *name;
+    const char *header;
+    int slot;          /* V_*, -1 for the region column */
+    cell_fmt fmt;
+    bool on_own_row;   /* shown on "(own)" rows */
+} column_def;
+
+static const column_def column_defs[] = {
+    {"region", "region", -1, FMT_INT, true},
+    {"calls", "calls", V_CALLS, FMT_COUNT, false},
+    {"percent", "% session", V_PERCENT, FMT_PCT, true},
+    {"parent_percent", "% parent", V_PARENT_PERCENT, FMT_PCT, true},
+    {"total", "total [s]", V_TOTAL, FMT_TOTAL, true},
+    {"exclusive", "excl [s]", V_EXCL, FMT_TOTAL, false},
+    {"avg", "avg [s]", V_AVG, FMT_SCI, true},
+    {"min", "min [s]", V_MIN, FMT_DUR, false},
+    {"max", "max [s]", V_MAX, FMT_DUR, false},
+    {"std", "std [s]", V_STD, FMT_DUR, false},
+    {"p50", "p50 [s]", V_P50, FMT_DUR, false},
+    {"p95", "p95 [s]", V_P95, FMT_DUR, false},
+    {"p99", "p99 [s]", V_P99, FMT_DUR, false},
+    {"first", "first [s]", V_FIRST, FMT_DUR, false},
+    {"last", "last [s]", V_LAST, FMT_DUR, false},
+    {"imbalance", "imbal [%]", V_IMB, FMT_IMB, false},
+    {"ranks", "ranks", V_RANKS, FMT_INT, false},
+};
+#define COLUMN_DEF_COUNT (sizeof column_defs / sizeof column_defs[0])
+#define MAX_COLUMNS 32
+
+const char spi_summary_column_names[] =
+    "region,calls,percent,parent_percent,total,exclusive,avg,min,max,std,p50,p95,p99,"
+    "first,last,imbalance,ranks";
+
+typedef struct sort_key { const char *name; int slot; } sort_key;
+enum { SORT_START = -1, SORT_NAME = -2 };
+static const sort_key sort_keys[] = {
+    {"start", SORT_START}, {"name", SORT_NAME}, {"total", V_TOTAL}, {"calls", V_CALLS},
+    {"avg", V_AVG}, {"min", V_MIN}, {"max", V_MAX}, {"first", V_FIRST}, {"last", V_LAST},
+    {"std", V_STD}, {"p50", V_P50}, {"p95", V_P95}, {"p99", V_P99}, {"imbalance", V_IMB},
+    {"exclusive", V_EXCL},
+};
+
+/* ---- table rows ------------------------------------------------------------ */
+
+typedef struct trow {
+    const char *name;
+    long parent;        /* index of the parent row, -1 for a root */
+    int depth;
+    bool recursive;
+    bool own;
+    bool has_children;
+    int64_t start;      /* earliest start, INT64_MAX when unknown */
+    double v[V_COUNT];
+    unsigned has;       /* bit per V_* slot */
+} trow;
+
+#define HAS(slot) (1u << (slot))
+
+typedef struct node {
+    long parent;
+    uint32_t region;
+    int depth;
+    bool recursive;
+} node;
+
+typedef struct rec {
+    long node;
+    uint32_t rank;
+    int64_t start, end, excl;
+} rec;
+
+typedef struct builder {
+    const spi_profile *profile;
+    const spi_summary_options *opt;
+    bool *visible;      /* [name_count] */
+    node *nodes;
+    size_t node_count, node_cap;
+    long *hash;         /* node index + 1, 0 = empty */
+    size_t hash_cap;
+    rec *recs;
+    size_t rec_count, rec_cap;
+    trow *rows;
+    size_t row_count, row_cap;
+    spi_error *err;
+} builder;
+
+static int oom(builder *b) {
+    return spi_error_set(b->err, SP_ERR_OUT_OF_MEMORY, "out of memory building the summary");
+}
+
+static trow *row_append(builder *b) {
+    if (b->row_count == b->row_cap) {
+        size_t cap = b->row_cap ? 2 * b->row_cap : 32;
+        trow *rows = spi_reallocarray(b->rows, cap, sizeof *rows);
+        if (!rows) return NULL;
+        b->rows = rows;
+        b->row_cap = cap;
+    }
+    trow *row = &b->rows[b->row_count++];
+    memset(row, 0, sizeof *row);
+    row->parent = -1;
+    row->start = INT64_MAX;
+    return row;
+}
+
+/* ---- path nodes: (parent node, region) -> node, open addressing --------- */
+
+static size_t node_hash(long parent, uint32_t region, size_t cap) {
+    uint64_t h = (uint64_t)(parent + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)region * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 29;
+    return (size_t)h & (cap - 1);
+}
+
+static int hash_grow(builder *b) {
+    size_t cap = b->hash_cap ? 2 * b->hash_cap : 64;
+    long *hash = spi_calloc(cap, sizeof *hash);
+    if (!hash) return oom(b);
+    for (size_t i = 0; i < b->node_count; i++) {
+        size_t h = node_hash(b->nodes[i].parent, b->nodes[i].region, cap);
+        while (hash[h]) h = (h + 1) & (cap - 1);
+        hash[h] = (long)i + 1;
+    }
+    spi_free(b->hash);
+    b->hash = hash;
+    b->hash_cap = cap;
+    return SP_OK;
+}
+
+static int node_get(builder *b, long parent, uint32_t region, long *out) {
+    if (b->hash_cap == 0 || 2 * (b->node_count + 1) > b->hash_cap) {
+        int status = hash_grow(b);
+        if (status != SP_OK) return status;
+    }
+    size_t h = node_hash(parent, region, b->hash_cap);
+    while (b->hash[h]) {
+        const node *n = &b->nodes[b->hash[h] - 1];
+        if (n->parent == parent && n->region == region) {
+            *out = b->hash[h] - 1;
+            return SP_OK;
+        }
+        h = (h + 1) & (b->hash_cap - 1);
+    }
+    if (b->node_count == b->node_cap) {
+        size_t cap = b->node_cap ? 2 * b->node_cap : 32;
+        node *nodes = spi_reallocarray(b->nodes, cap, sizeof *nodes);
+        if (!nodes) return oom(b);
+        b->nodes = nodes;
+        b->node_cap = cap;
+    }
+    long id = (long)b->node_count++;
+    b->nodes[id] = (node){parent, region, parent < 0 ? 0 : b->nodes[parent].depth + 1, false};
+    b->hash[h] = id + 1;
+    *out = id;
+    return SP_OK;
+}
+
+/* ---- one rank's calls into path records ---------------------------------- */
+
+static int add_rank(builder *b, uint32_t rank) {
+    spi_rank_tree tree;
+    int status = spi_rank_tree_build(&tree, b->profile, rank, b->err);
+    if (status != SP_OK) return status;
+    long *eff = spi_calloc(tree.call_count ? tree.call_count : 1, sizeof *eff);
+    if (!eff) {
+        spi_rank_tree_free(&tree);
+        return oom(b);
+    }
+    for (size_t i = 0; i < tree.call_count && status == SP_OK; i++) {
+        const spi_row *row = &b->profile->rows[tree.rows[i]];
+        long parent_node = tree.parent[i] >= 0 ? eff[tree.parent[i]] : -1;
+        if (!b->visible[row->region]) {
+            /* Renest: the hidden call's children hang where it would. */
+            eff[i] = parent_node;
+            continue;
+        }
+        long id = -1;
+        if (parent_node >= 0 && b->nodes[parent_node].region == row->region) {
+            id = parent_node;  /* a run of one name collapses: recursion */
+            b->nodes[id].recursive = true;
+        } else {
+            status = node_get(b, parent_node, row->region, &id);
+            if (status != SP_OK) break;
+        }
+        eff[i] = id;
+        if (b->rec_count == b->rec_cap) {
+            size_t cap = b->rec_cap ? 2 * b->rec_cap : 256;
+            rec *recs = spi_reallocarray(b->recs, cap, sizeof *recs);
+            if (!recs) {
+                status = oom(b);
+                break;
+            }
+            b->recs = recs;
+            b->rec_cap = cap;
+        }
+        int64_t start = row->starts[tree.calls[i]];
+        b->recs[b->rec_count++] = (rec){id, rank, start, start + row->durations[tree.calls[i]],
+                                        tree.exclusive[i]};
+    }
+    spi_free(eff);
+    spi_rank_tree_free(&tree);
+    return status;
+}
+
+static int cmp_rec(const void *a, const void *b) {
+    const rec *x = a, *y = b;
+    if (x->node != y->node) return x->node < y->node ? -1 : 1;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->end < y->end ? -1 : (x->end > y->end);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+/* Pool each node's records into one table row (rows[node] = node). */
+static int pool_nodes(builder *b) {
+    qsort(b->recs, b->rec_count, sizeof *b->recs, cmp_rec);
+    int64_t *durations = spi_calloc(b->rec_count ? b->rec_count : 1, sizeof *durations);
+    int64_t *totals = spi_calloc(b->rec_count ? b->rec_count : 1, sizeof *totals);
+    if (!durations || !totals) {
+        spi_free(durations);
+        spi_free(totals);
+        return oom(b);
+    }
+    for (size_t i = 0; i < b->node_count; i++) {
+        trow *row = row_append(b);
+        if (!row) {
+            spi_free(durations);
+            spi_free(totals);
+            return oom(b);
+        }
+        const node *n = &b->nodes[i];
+        row->name = b->profile->names[n->region];
+        row->parent = n->parent;
+        row->depth = n->depth;
+        row->recursive = n->recursive;
+    }
+    for (size_t a = 0; a < b->rec_count;) {
+        size_t e = a;
+        while (e < b->rec_count && b->recs[e].node == b->recs[a].node) e++;
+        trow *row = &b->rows[b->recs[a].node];
+        size_t n = e - a, ranks = 0;
+        int64_t total = 0, excl = 0, coverage = 0, last_end = INT64_MIN;
+        int64_t first_start = INT64_MAX;
+        for (size_t i = a; i < e; i++) {
+            const rec *r = &b->recs[i];
+            int64_t d = r->end - r->start;
+            durations[i - a] = d;
+            total += d;
+            excl += r->excl;
+            if (r->start < first_start) {
+                first_start = r->start;
+                row->v[V_FIRST] = (double)d;
+            }
+            if (r->end > last_end) {
+                last_end = r->end;
+                row->v[V_LAST] = (double)d;
+            }
+            if (i == a || r->rank != b->recs[i - 1].rank) totals[ranks++] = 0;
+            totals[ranks - 1] += d;
+        }
+        /* coverage: per rank, the union of the intervals (sorted by start). */
+        for (size_t i = a; i < e;) {
+            int64_t cs = b->recs[i].start, ce = b->recs[i].end;
+            size_t j = i + 1;
+            for (; j < e && b->recs[j].rank == b->recs[i].rank; j++) {
+                if (b->recs[j].start <= ce) {
+                    if (b->recs[j].end > ce) ce = b->recs[j].end;
+                } else {
+                    coverage += ce - cs;
+                    cs = b->recs[j].start;
+                    ce = b->recs[j].end;
+                }
+            }
+            coverage += ce - cs;
+            i = j;
+        }
+        double mean = (double)total / (double)n;
+        row->v[V_CALLS] = (double)n;
+        row->v[V_TOTAL] = (double)total;
+        row->v[V_EXCL] = (double)excl;
+        row->v[V_AVG] = mean;
+        row->v[V_STD] = spi_std_values(durations, n, mean);
+        qsort(durations, n, sizeof *durations, cmp_i64);
+        row->v[V_MIN] = (double)durations[0];
+        row->v[V_MAX] = (double)durations[n - 1];
+        row->v[V_P50] = spi_percentile_sorted(durations, n, 50.0);
+        row->v[V_P95] = spi_percentile_sorted(durations, n, 95.0);
+        row->v[V_P99] = spi_percentile_sorted(durations, n, 99.0);
+        double imb = spi_imbalance(totals, ranks);
+        row->v[V_IMB] = imb == 0.0 ? 0.0 : (imb - 1.0) * 100.0;
+        row->v[V_RANKS] = (double)ranks;
+        row->v[V_COVERAGE] = (double)coverage;
+        row->start = first_start;
+        row->has = HAS(V_COUNT) - 1;
+        row->has &= ~(HAS(V_PERCENT) | HAS(V_PARENT_PERCENT));
+        a = e;
+    }
+    for (size_t i = 0; i < b->node_count; i++)
+        if (b->rows[i].parent >= 0) b->rows[b->rows[i].parent].has_children = true;
+    spi_free(durations);
+    spi_free(totals);
+    return SP_OK;
+}
+
+/* Union of a region's call intervals per rank, summed (flat rows). */
+static int64_t region_coverage(const spi_profile *p, size_t region, const spi_summary_options *o,
+                               bool *ok) {
+    int64_t coverage = 0;
+    *ok = true;
+    for (size_t r = 0; r < p->row_count; r++) {
+        const spi_row *row = &p->rows[r];
+        if (row->region != region || !spi_rank_selected(o->ranks, o->rank_count, row->rank))
+            continue;
+        if (row->count == 0) continue;
+        if (!row->starts || !row->durations) {
+            *ok = false;
+            return 0;
+        }
+        int64_t *pairs = spi_calloc((size_t)row->count * 2, sizeof *pairs);
+        if (!pairs) {
+            *ok = false;
+            return 0;
+        }
+        /* Sort (start, end) pairs by start via an index-free trick: two
+         * int64 per element compared on the first. */
+        for (uint64_t i = 0; i < row->count; i++) {
+            pairs[2 * i] = row->starts[i];
+            pairs[2 * i + 1] = row->starts[i] + row->durations[i];
+        }
+        qsort(pairs, (size_t)row->count, 2 * sizeof *pairs, cmp_i64);
+        int64_t cs = pairs[0], ce = pairs[1];
+        for (uint64_t i = 1; i < row->count; i++) {
+            if (pairs[2 * i] <= ce) {
+                if (pairs[2 * i + 1] > ce) ce = pairs[2 * i + 1];
+            } else {
+                coverage += ce - cs;
+                cs = pairs[2 * i];
+                ce = pairs[2 * i + 1];
+            }
+        }
+        coverage += ce - cs;
+        spi_free(pairs);
+    }
+    return coverage;
+}
+
+/* One flat row per visible region (all of them when flat, else only those
+ * without a tree row). A NESTING status leaves the row without exclusive
+ * time and is passed on. */
+static int add_flat_rows(builder *b, bool only_missing, int *nesting) {
+    const spi_profile *p = b->profile;
+    for (size_t region = 0; region < p->name_count; region++) {
+        if (!b->visible[region]) continue;
+        bool present = false;
+        for (size_t r = 0; r < p->row_count && !present; r++)
+            present = p->rows[r].region == region &&
+                      spi_rank_selected(b->opt->ranks, b->opt->rank_count, p->rows[r].rank);
+        if (!present) continue;
+        if (only_missing) {
+            bool in_tree = false;
+            for (size_t i = 0; i < b->node_count && !in_tree; i++)
+                in_tree = b->nodes[i].region == region;
+            if (in_tree) continue;
+        }
+        spi_region_stats s;
+        spi_error local;
+        spi_error_clear(&local);
+        int status = spi_region_stats_compute(&s, p, region, b->opt->ranks, b->opt->rank_count,
+                                              &local);
+        if (status == SP_ERR_NESTING) {
+            if (*nesting == SP_OK) {
+                *nesting = status;
+                spi_error_set(b->err, status, "%s", local.message);
+            }
+        } else if (status != SP_OK) {
+            return spi_error_set(b->err, status, "%s", local.message);
+        }
+        trow *row = row_append(b);
+        if (!row) return oom(b);
+        row->name = p->names[region];
+        row->v[V_CALLS] = (double)s.calls;
+        row->v[V_TOTAL] = (double)s.total_ns;
+        row->v[V_AVG] = s.mean_ns;
+        row->v[V_IMB] = s.rank_imbalance_pct;
+        row->v[V_RANKS] = (double)s.num_ranks;
+        row->has = HAS(V_CALLS) | HAS(V_TOTAL) | HAS(V_AVG) | HAS(V_IMB) | HAS(V_RANKS);
+        if (s.available & SPI_STAT_EXCLUSIVE) {
+            row->v[V_EXCL] = (double)s.exclusive_ns;
+            row->has |= HAS(V_EXCL);
+        }
+        if (s.available & SPI_STAT_MIN_MAX) {
+            row->v[V_MIN] = (double)s.min_ns;
+            row->v[V_MAX] = (double)s.max_ns;
+            row->has |= HAS(V_MIN) | HAS(V_MAX);
+        }
+        if (s.available & SPI_STAT_STD) {
+            row->v[V_STD] = s.std_ns;
+            row->has |= HAS(V_STD);
+        }
+        if (s.available & SPI_STAT_PERCENTILES) {
+            row->v[V_P50] = s.p50_ns;
+            row->v[V_P95] = s.p95_ns;
+            row->v[V_P99] = s.p99_ns;
+            row->has |= HAS(V_P50) | HAS(V_P95) | HAS(V_P99);
+        }
+        if (s.available & SPI_STAT_FIRST_LAST) {
+            row->v[V_FIRST] = (double)s.first_ns;
+            row->v[V_LAST] = (double)s.last_ns;
+            row->has |= HAS(V_FIRST) | HAS(V_LAST);
+        }
+        if ((s.available & SPI_STAT_START_END) && s.calls) row->start = s.first_start_ns;
+        bool ok;
+        int64_t coverage = region_coverage(p, region, b->opt, &ok);
+        row->v[V_COVERAGE] = ok ? (double)coverage : (double)s.total_ns;
+        row->has |= HAS(V_COVERAGE);
+    }
+    return SP_OK;
+}
+
+/* ---- ordering --------------------------------------------------------------- */
+
+typedef struct order_ctx {
+    const trow *rows;
+    int key;
+} order_ctx;
+
+static int row_compare(const order_ctx *c, size_t ia, size_t ib) {
+    const trow *a = &c->rows[ia], *b = &c->rows[ib];
+    if (a->parent != b->parent) return a->parent < b->parent ? -1 : 1;
+    /* Descending by the key, rows without a value for it last (FORMAT.md
+     * 7.5: "None last"); then by name, then by start, then by position, so
+     * the order is total and the sort stable. tests/inspect checks
+     * --sort total. */
+    int key = c->key;
+    if (key >= 0 && key < V_COUNT) {
+        unsigned bit = 1u << (unsigned)key;
+        int ha = (a->has & bit) ? 1 : 0, hb = (b->has & bit) ? 1 : 0;
+        if (ha != hb) return hb - ha;  /* unavailable last */
+        if (ha) {
+            double x = a->v[key], y = b->v[key];
+            if (x > y) return -1;
+            if (x < y) return 1;
+        }
+    }
+    if (key != SORT_START) {
+        int by_name = strcmp(a->name, b->name);
+        if (by_name) return by_name;
+    }
+    if (a->start != b->start) return a->start < b->start ? -1 : 1;
+    return ia < ib ? -1 : (ia > ib);
+}
+
+/* Stable merge sort of indices with a context (qsort has neither). */
+static void merge_sort(size_t *idx, size_t *tmp, size_t n, const order_ctx *c) {
+    if (n < 2) return;
+    size_t h = n / 2;
+    merge_sort(idx, tmp, h, c);
+    merge_sort(idx + h, tmp, n - h, c);
+    size_t i = 0, j = h, k = 0;
+    while (i < h && j < n) tmp[k++] = row_compare(c, idx[j], idx[i]) < 0 ? idx[j++] : idx[i++];
+    while (i < h) tmp[k++] = idx[i++];
+    while (j < n) tmp[k++] = idx[j++];
+    memcpy(idx, tmp, n * sizeof *idx);
+}
+
+/* ---- rendering ------------------------------------------------------------- */
+
+typedef struct glyphs {
+    const char *tl, *tr, *bl, *br, *h, *v, *lt, *rt, *branch, *pipe, *rec;
+} glyphs;
+
+static const glyphs unicode_glyphs = {"\u256d", "\u256e", "\u2570", "\u256f", "\u2500",
+                                      "\u2502", "\u251c", "\u2524", "\u2514\u2500 ", "\u2502 ",
+                                      " \u21bb"};
+static const glyphs ascii_glyphs = {"+", "+", "+", "+", "-", "|", "+", "+", "`- ", "| ", " (rec)"};
+
+/* Display width: one column per code point (the glyphs used are narrow). */
+static size_t text_width(const char *s) {
+    size_t w = 0;
+    for (; *s; s++)
+        if (((unsigned char)*s & 0xC0) != 0x80) w++;
+    return w;
+}
+
+static void format_count(char *buf, size_t len, double value) {
+    static const char suffix[] = {'k', 'M', 'B'};
+    if (value < 1000.0) {
+        snprintf(buf, len, "%.0f", value);
+        return;
+    }
+    int s = -1;
+    while (value >= 1000.0 && s < 2) {
+        value /= 1000.0;
+        s++;
+    }
+    /* three significant digits */
+    if (value >= 100.0) snprintf(buf, len, "%.0f%c", value, suffix[s]);
+    else if (value >= 10.0) snprintf(buf, len, "%.1f%c", value, suffix[s]);
+    else snprintf(buf, len, "%.2f%c", value, suffix[s]);
+}
+
+static void format_cell(char *buf, size_t len, cell_fmt fmt, double value) {
+    switch (fmt) {
+    case FMT_COUNT: format_count(buf, len, value); break;
+    case FMT_TOTAL: snprintf(buf, len, "%.6f", value / 1e9); break;
+    case FMT_SCI: snprintf(buf, len, "%.3e", value / 1e9); break;
+    case FMT_DUR: snprintf(buf, len, "%.3f", value / 1e9); break;
+    case FMT_PCT: snprintf(buf, len, "%.1f%%", value); break;
+    case FMT_IMB: snprintf(buf, len, "%.2f", value); break;
+    case FMT_INT: snprintf(buf, len, "%.0f", value); break;
+    }
+}
+
+typedef struct line {
+    char *cells[MAX_COLUMNS];
+    size_t indent;
+} line;
+
+static void put_repeat(FILE *out, const char *s, size_t n) {
+    for (size_t i = 0; i < n; i++) fputs(s, out);
+}
+
+static void put_padded(FILE *out, const char *s, size_t width) {
+    fputs(s, out);
+    size_t w = text_width(s);
+    if (w < width) put_repeat(out, " ", width - w);
+}
+
+static bool want_unicode(const spi_summary_options *o, FILE *out) {
+    if (o->style == SPI_SUMMARY_STYLE_ASCII) return false;
+    if (o->style == SPI_SUMMARY_STYLE_UNICODE) return true;
+    int fd = fileno(out);
+    if (fd < 0 || !isatty(fd)) return false;
+    /* The first of LC_ALL, LC_CTYPE, LANG that is set decides the charset. */
+    const char *vars[] = {"LC_ALL", "LC_CTYPE", "LANG"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v) return strstr(v, "UTF-8") || strstr(v, "utf-8") || strstr(v, "UTF8") ||
+                            strstr(v, "utf8");
+    }
+    return false;
+}
+
+static char *tree_prefix(const glyphs *g, int depth) {
+    if (depth <= 0) return spi_strdup("");
+    size_t len = (size_t)(depth - 1) * strlen(g->pipe) + strlen(g->branch) + 1;
+    char *s = spi_malloc(len);
+    if (!s) return NULL;
+    s[0] = '\0';
+    for (int i = 1; i < depth; i++) strcat(s, g->pipe);
+    strcat(s, g->branch);
+    return s;
+}
+
+typedef struct render {
+    FILE *out;
+    const glyphs *g;
+    int cols[MAX_COLUMNS];
+    size_t col_count;
+    bool calls_inline;
+    line *lines;
+    size_t line_count;
+} render;
+
+static int add_line(render *r, const trow *row, const trow *owner, spi_error *err) {
+    line *ln = &r->lines[r->line_count++];
+    int depth = row->own ? owner->depth + 1 : row->depth;
+    char *prefix = tree_prefix(r->g, depth);
+    if (!prefix) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+    ln->indent = text_width(prefix);
+    for (size_t c = 0; c < r->col_count; c++) {
+        const column_def *def = &column_defs[r->cols[c]];
+        char buf[512];
+        if (def->slot < 0) {
+            char calls[48] = "";
+            if (r->calls_inline && !row->own && row->v[V_CALLS] != 1.0)
+                snprintf(calls, sizeof calls, " (%.0fx)", row->v[V_CALLS]);
+            snprintf(buf, sizeof buf, "%s%s%s%s", prefix, row->own ? "(own)" : row->name,
+                     row->recursive ? r->g->rec : "", calls);
+            /* A name longer than buf is cut; widths stay consistent. */
+        } else if (row->own && !def->on_own_row) {
+            buf[0] = '\0';
+        } else if (row->has & HAS(def->slot)) {
+            format_cell(buf, sizeof buf, def->fmt, row->v[def->slot]);
+        } else {
+            snprintf(buf, sizeof buf, "-");
+        }
+        ln->cells[c] = spi_strdup(buf);
+        if (!ln->cells[c]) {
+            spi_free(prefix);
+            return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+        }
+    }
+    spi_free(prefix);
+    return SP_OK;
+}
+
+static void emit_table(render *r, const char *title) {
+    size_t width[MAX_COLUMNS];
+    for (size_t c = 0; c < r->col_count; c++) {
+        width[c] = text_width(column_defs[r->cols[c]].header);
+        for (size_t i = 0; i < r->line_count; i++) {
+            size_t w = text_width(r->lines[i].cells[c]);
+            if (column_defs[r->cols[c]].slot >= 0) w += r->lines[i].indent;
+            if (w > width[c]) width[c] = w;
+        }
+    }
+    /* Gaps: four after the region column, two between value columns. */
+    size_t inner = 0;
+    for (size_t c = 0; c < r->col_count; c++) {
+        inner += width[c];
+        if (c + 1 < r->col_count) inner += column_defs[r->cols[c]].slot < 0 ? 4 : 2;
+    }
+    FILE *out = r->out;
+    const glyphs *g = r->g;
+    if (title) fprintf(out, "  %s\n", title);
+    fputs("  ", out); fputs(g->tl, out); put_repeat(out, g->h, inner + 2); fputs(g->tr, out);
+    fputc('\n', out);
+    for (long i = -1; i < (long)r->line_count; i++) {
+        fputs("  ", out); fputs(g->v, out); fputc(' ', out);
+        for (size_t c = 0; c < r->col_count; c++) {
+            const column_def *def = &column_defs[r->cols[c]];
+            if (i < 0) {
+                put_padded(out, def->header, width[c]);
+            } else if (def->slot < 0) {
+                put_padded(out, r->lines[i].cells[c], width[c]);
+            } else {
+                size_t indent = r->lines[i].indent;
+                put_repeat(out, " ", indent);
+                put_padded(out, r->lines[i].cells[c], width[c] - indent);
+            }
+            if (c + 1 < r->col_count) put_repeat(out, " ", def->slot < 0 ? 4 : 2);
+        }
+        fputc(' ', out); fputs(g->v, out); fputc('\n', out);
+        if (i < 0) {
+            fputs("  ", out); fputs(g->lt, out); put_repeat(out, g->h, inner + 2);
+            fputs(g->rt, out); fputc('\n', out);
+        }
+    }
+    fputs("  ", out); fputs(g->bl, out); put_repeat(out, g->h, inner + 2); fputs(g->br, out);
+    fputc('\n', out);
+}
+
+/* ---- options --------------------------------------------------------------- */
+
+static int compile_patterns(const char *const *patterns, size_t count, regex_t *out,
+                            size_t *compiled, const char *what, spi_error *err) {
+    for (size_t i = 0; i < count; i++) {
+        /* Anchored at the start like Python's re.match; the group keeps an
+         * alternation inside the pattern under the anchor. */
+        size_t len = strlen(patterns[i]) + 4;
+        char *anchored = spi_malloc(len);
+        if (!anchored) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+        snprintf(anchored, len, "^(%s)", patterns[i]);
+        int rc = regcomp(&out[i], anchored, REG_EXTENDED | REG_NOSUB);
+        spi_free(anchored);
+        if (rc != 0) {
+            char msg[256];
+            regerror(rc, NULL, msg, sizeof msg);
+            return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "invalid %s pattern '%s': %s",
+                                 what, patterns[i], msg);
+        }
+        (*compiled)++;
+    }
+    return SP_OK;
+}
+
+static int parse_columns(const char *spec, bool has_session, int *cols, size_t *count,
+                         bool *calls_inline, spi_error *err) {
+    *count = 0;
+    if (!spec || !*spec) {
+        /* FORMAT.md 7.5: without a session row the percentages mean
+         * nothing, so the default shrinks to region + total. */
+        static const int with_session[] = {0, 1, 2, 3, 4, 6};
+        static const int without[] = {0, 4};
+        const int *src = has_session ? with_session : without;
+        size_t n = has_session ? 6 : 2;
+        for (size_t i = 0; i < n; i++) cols[(*count)++] = src[i];
+    } else {
+        const char *p = spec;
+        while (*p) {
+            size_t len = strcspn(p, ",");
+            size_t found = COLUMN_DEF_COUNT;
+            for (size_t i = 0; i < COLUMN_DEF_COUNT; i++)
+                if (strlen(column_defs[i].name) == len && !strncmp(column_defs[i].name, p, len))
+                    found = i;
+            if (len > 0) {
+                if (found == COLUMN_DEF_COUNT)
+                    return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                                         "unknown column '%.*s' (known: %s)", (int)len, p,
+                                         spi_summary_column_names);
+                if (*count == MAX_COLUMNS)
+                    return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "too many columns");
+                cols[(*count)++] = (int)found;
+            }
+            p += len;
+            if (*p == ',') p++;
+        }
+        if (*count == 0)
+            return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "no columns given");
+    }
+    /* The tree needs its names: the region column always comes first. */
+    bool has_region = false, has_calls = false;
+    for (size_t i = 0; i < *count; i++) {
+        has_region = has_region || cols[i] == 0;
+        has_calls = has_calls || cols[i] == 1;
+    }
+    if (!has_region) {
+        if (*count == MAX_COLUMNS) (*count)--;
+        memmove(cols + 1, cols, *count * sizeof *cols);
+        cols[0] = 0;
+        (*count)++;
+    } else if (cols[0] != 0) {
+        size_t i = 0;
+        while (cols[i] != 0) i++;
+        memmove(cols + 1, cols, i * sizeof *cols);
+        cols[0] = 0;
+    }
+    *calls_inline = !has_calls;
+    return SP_OK;
+}
+
+static bool matches_any(const regex_t *re, size_t n, const char *name) {
+    for (size_t i = 0; i < n; i++)
+        if (regexec(&re[i], name, 0, NULL, 0) == 0) return true;
+    return false;
+}
+
+/* ---- entry point ------------------------------------------------------------ */
+
+int spi_summary_print(const spi_profile *profile, FILE *out, const spi_summary_options *options,
+                      spi_error *err) {
+    spi_summary_options defaults = {0};
+    const spi_summary_options *o = options ? options : &defaults;
+    if (!profile || !out)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "profile or output stream is NULL");
+    if ((o->include_count && !o->include) || (o->exclude_count && !o->exclude) ||
+        (o->rank_count && !o->ranks))
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "a filter count without its array");
+
+    int key = SORT_START;
+    if (o->sort && *o->sort) {
+        size_t i = 0, n = sizeof sort_keys / sizeof sort_keys[0];
+        while (i < n && strcmp(sort_keys[i].name, o->sort) != 0) i++;
+        if (i == n)
+            return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                                 "unknown sort key '%s' (known: start, total, calls, avg, min, "
+                                 "max, first, last, std, p50, p95, p99, imbalance, exclusive, "
+                                 "name)",
+                                 o->sort);
+        key = sort_keys[i].slot;
+    }
+
+    int status = SP_OK, nesting = SP_OK;
+    builder b = {.profile = profile, .opt = o, .err = err};
+    render r = {.out = out};
+    size_t *order = NULL, *tmp = NULL, *display = NULL;
+    uint32_t *ranks = NULL;
+    regex_t *inc = spi_calloc(o->include_count + 1, sizeof *inc);
+    regex_t *exc = spi_calloc(o->exclude_count + 1, sizeof *exc);
+    size_t inc_n = 0, exc_n = 0;
+    b.visible = spi_calloc(profile->name_count + 1, sizeof *b.visible);
+    if (!inc || !exc || !b.visible) {
+        status = oom(&b);
+        goto done;
+    }
+    status = compile_patterns(o->include, o->include_count, inc, &inc_n, "include", err);
+    if (status == SP_OK)
+        status = compile_patterns(o->exclude, o->exclude_count, exc, &exc_n, "exclude", err);
+    if (status != SP_OK) goto done;
+    for (size_t i = 0; i < profile->name_count; i++) {
+        const char *name = profile->names[i] ? profile->names[i] : "";
+        b.visible[i] = (inc_n == 0 || matches_any(inc, inc_n, name)) &&
+                       !matches_any(exc, exc_n, name);
+    }
+
+    /* The call tree, unless flat was asked for or the data cannot give one. */
+    bool tree = !o->flat && spi_rank_tree_possible(profile);
+    if (tree) {
+        ranks = spi_calloc(profile->row_count + 1, sizeof *ranks);
+        if (!ranks) {
+            status = oom(&b);
+            goto done;
+        }
+        size_t nr = 0;
+        for (size_t i = 0; i < profile->row_count; i++) {
+            uint32_t rank = profile->rows[i].rank;
+            bool seen = false;
+            for (size_t j = 0; j < nr && !seen; j++) seen = ranks[j] == rank;
+            if (!seen && spi_rank_selected(o->ranks, o->rank_count, rank)) ranks[nr++] = rank;
+        }
+        for (size_t i = 0; i < nr && status == SP_OK; i++) status = add_rank(&b, ranks[i]);
+        if (status == SP_ERR_NESTING) {
+            /* Whole table falls back to flat rows (FORMAT.md 7.5). */
+            nesting = status;
+            status = SP_OK;
+            tree = false;
+            b.node_count = 0;
+            b.rec_count = 0;
+        }
+        if (status != SP_OK) goto done;
+    }
+    if (tree) {
+        b.row_cap = b.node_count + profile->name_count + 1;
+        b.rows = spi_calloc(b.row_cap, sizeof *b.rows);
+        if (!b.rows) {
+            status = oom(&b);
+            goto done;
+        }
+        status = pool_nodes(&b);
+    }
+    if (status == SP_OK) status = add_flat_rows(&b, tree, &nesting);
+    if (status != SP_OK) goto done;
+
+    /* % session and % parent (FORMAT.md 7.5). */
+    const trow *session = NULL;
+    for (size_t i = 0; i < b.row_count && !session; i++)
+        if (b.rows[i].parent < 0 && !strcmp(b.rows[i].name, SESSION_REGION)) session = &b.rows[i];
+    double session_total = session ? session->v[V_TOTAL] : 0.0;
+    for (size_t i = 0; i < b.row_count; i++) {
+        trow *row = &b.rows[i];
+        if (session_total > 0) {
+            int slot = o->percent_exclusive && row != session ? V_EXCL : V_COVERAGE;
+            if (o->percent_exclusive && row == session) slot = V_TOTAL;
+            if (row->has & HAS(slot)) {
+                row->v[V_PERCENT] = 100.0 * row->v[slot] / session_total;
+                row->has |= HAS(V_PERCENT);
+            }
+        }
+        if (row->parent >= 0) {
+            double pc = b.rows[row->parent].v[V_COVERAGE];
+            if (pc > 0) {
+                row->v[V_PARENT_PERCENT] = 100.0 * row->v[V_COVERAGE] / pc;
+                row->has |= HAS(V_PARENT_PERCENT);
+            }
+        }
+    }
+
+    status = parse_columns(o->columns, session != NULL, r.cols, &r.col_count, &r.calls_inline, err);
+    if (status != SP_OK) goto done;
+
+    /* Order: siblings sorted by the key, then a pre-order walk. */
+    size_t n = b.row_count;
+    order = spi_calloc(n + 1, sizeof *order);
+    tmp = spi_calloc(n + 1, sizeof *tmp);
+    display = spi_calloc(2 * n + 1, sizeof *display);  /* rows and their "(own)" */
+    r.lines = spi_calloc(2 * n + 1, sizeof *r.lines);
+    size_t *first_child = spi_calloc(n + 1, sizeof *first_child);
+    size_t *stack = spi_calloc(n + 1, sizeof *stack);
+    if (!order || !tmp || !display || !r.lines || !first_child || !stack) {
+        spi_free(first_child);
+        spi_free(stack);
+        status = oom(&b);
+        goto done;
+    }
+    for (size_t i = 0; i < n; i++) order[i] = i;
+    order_ctx ctx = {b.rows, key};
+    merge_sort(order, tmp, n, &ctx);
+    /* order is grouped by parent (roots first, parent -1); first_child[p]
+     * is where p's group starts, n when p has none. */
+    for (size_t i = 0; i <= n; i++) first_child[i] = n;
+    for (size_t i = n; i-- > 0;) {
+        long p = b.rows[order[i]].parent;
+        first_child[p < 0 ? n : (size_t)p] = i;
+    }
+    /* Iterative pre-order: the stack holds positions in `order`. */
+    size_t depth = 0, shown = 0;
+    if (first_child[n] < n) stack[depth++] = first_child[n];
+    while (depth > 0) {
+        size_t pos = stack[depth - 1];
+        if (pos >= n) {  /* this level is exhausted */
+            depth--;
+            continue;
+        }
+        size_t row = order[pos];
+        /* advance this level to the next sibling */
+        long parent = b.rows[row].parent;
+        stack[depth - 1] = pos + 1 < n && b.rows[order[pos + 1]].parent == parent ? pos + 1 : n;
+        display[shown++] = row;
+        if (b.rows[row].has_children) {
+            display[shown++] = n + row;  /* its "(own)" row */
+            if (first_child[row] < n) stack[depth++] = first_child[row];
+        }
+    }
+    spi_free(first_child);
+    spi_free(stack);
+
+    r.g = want_unicode(o, out) ? &unicode_glyphs : &ascii_glyphs;
+    for (size_t i = 0; i < shown && status == SP_OK; i++) {
+        if (display[i] >= n) {
+            const trow *owner = &b.rows[display[i] - n];
+            trow own = {.name = "(own)", .own = true, .parent = -1};
+            own.v[V_TOTAL] = owner->v[V_EXCL];
+            own.v[V_AVG] = owner->v[V_CALLS] > 0 ? owner->v[V_EXCL] / owner->v[V_CALLS] : 0.0;
+            own.has = HAS(V_TOTAL) | HAS(V_AVG);
+            if (session_total > 0) {
+                own.v[V_PERCENT] = 100.0 * owner->v[V_EXCL] / session_total;
+                own.has |= HAS(V_PERCENT);
+            }
+            if (owner->v[V_COVERAGE] > 0) {
+                own.v[V_PARENT_PERCENT] = 100.0 * owner->v[V_EXCL] / owner->v[V_COVERAGE];
+                own.has |= HAS(V_PARENT_PERCENT);
+            }
+            status = add_line(&r, &own, owner, err);
+        } else {
+            status = add_line(&r, &b.rows[display[i]], NULL, err);
+        }
+    }
+    if (status != SP_OK) goto done;
+    emit_table(&r, o->title);
+    if (nesting != SP_OK) fprintf(out, "  note: %s; showing one row per region\n", err->message);
+    fputc('\n', out);
+    if (fflush(out) != 0 || ferror(out))
+        status = spi_error_set(err, SP_ERR_OUTPUT, "cannot write the summary table");
+    else
+        status = nesting;
+
+done:
+    for (size_t i = 0; i < r.line_count; i++)
+        for (size_t c = 0; c < r.col_count; c++) spi_free(r.lines[i].cells[c]);
+    spi_free(r.lines);
+    for (size_t i = 0; i < inc_n; i++) regfree(&inc[i]);
+    for (size_t i = 0; i < exc_n; i++) regfree(&exc[i]);
+    spi_free(inc);
+    spi_free(exc);
+    spi_free(b.visible);
+    spi_free(b.nodes);
+    spi_free(b.hash);
+    spi_free(b.recs);
+    spi_free(b.rows);
+    spi_free(ranks);
+    spi_free(order);
+    spi_free(tmp);
+    spi_free(display);
+    return status;
+}

@@ -1,0 +1,227 @@
+/*
+ * summary_api.c - the public statistics and summary API
+ * (scope_profiler_summary.h) over stats.c and summary.c.
+ *
+ * The internal modules work on an spi_profile, while sp_results keeps its
+ * spi_profile private to results_api.c. Rather than reach into that
+ * layout, each call builds a *view*: an spi_profile whose rows borrow the
+ * per-call arrays through the public accessors (no copy of any event).
+ * The view is a few words per row, owns only its row and name tables, and
+ * never outlives the call, so the results object stays immutable and the
+ * functions are safe to call concurrently on it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "scope_profiler_summary.h"
+#include "analysis/stats.h"
+#include "analysis/summary.h"
+
+_Static_assert(SP_STAT_MIN_MAX == SPI_STAT_MIN_MAX && SP_STAT_FIRST_LAST == SPI_STAT_FIRST_LAST &&
+                   SP_STAT_STD == SPI_STAT_STD && SP_STAT_PERCENTILES == SPI_STAT_PERCENTILES &&
+                   SP_STAT_EXCLUSIVE == SPI_STAT_EXCLUSIVE && SP_STAT_GPU == SPI_STAT_GPU &&
+                   SP_STAT_START_END == SPI_STAT_START_END,
+               "public and internal availability bits must agree");
+
+static void copy_message(char *errbuf, size_t errbuf_len, const char *message) {
+    if (!errbuf || errbuf_len == 0) return;
+    size_t len = strlen(message);
+    if (len >= errbuf_len) len = errbuf_len - 1;
+    memcpy(errbuf, message, len);
+    errbuf[len] = '\0';
+}
+
+/* The accessors hand out const arrays; the view only ever reads them, the
+ * spi_row fields are non-const because the recorder owns and fills its
+ * rows. */
+static int64_t *borrow(const int64_t *p) { return (int64_t *)(uintptr_t)p; }
+
+static void view_close(spi_profile *view) {
+    spi_free(view->rows);
+    spi_free(view->names);
+    memset(view, 0, sizeof *view);
+}
+
+static int view_open(spi_profile *view, const sp_results *res, spi_error *err) {
+    memset(view, 0, sizeof *view);
+    size_t names = sp_results_region_count(res), rows = sp_results_row_count(res);
+    view->names = spi_calloc(names + 1, sizeof *view->names);
+    view->rows = spi_calloc(rows + 1, sizeof *view->rows);
+    if (!view->names || !view->rows) {
+        view_close(view);
+        return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < names; i++)
+        view->names[i] = (char *)(uintptr_t)sp_results_region_name(res, i);
+    view->name_count = names;
+    view->summary_only = sp_results_is_summary_only(res) != 0;
+    view->aggregate = sp_results_is_aggregate(res) != 0;
+    view->rank_count = sp_results_rank_count(res);
+    bool events = sp_results_has_events(res) != 0;
+    for (size_t i = 0; i < rows; i++) {
+        spi_row *row = &view->rows[i];
+        sp_row_stats st;
+        if (sp_results_row_stats(res, i, &st) != SP_OK) memset(&st, 0, sizeof st);
+        row->region = (uint32_t)sp_results_row_region(res, i);
+        row->rank = sp_results_row_rank(res, i);
+        row->exclusive_total = -1;
+        row->aggregate_exclusive = -1;
+        row->source_line = -1;
+        row->stats = (spi_stats){st.total, st.minimum, st.maximum, st.first, st.last,
+                                 st.start_minimum, st.end_maximum, st.gpu_count, st.gpu_total,
+                                 st.mean, st.m2};
+        if (view->aggregate) {
+            row->aggregate = true;
+            row->aggregate_count = st.count;
+            row->aggregate_total = st.total;
+            row->aggregate_minimum = st.minimum;
+            row->aggregate_maximum = st.maximum;
+            row->aggregate_exclusive = sp_results_row_exclusive_total(res, i);
+            continue;
+        }
+        row->count = st.count;
+        row->exclusive_total = sp_results_row_exclusive_total(res, i);
+        if (events) {
+            row->starts = borrow(sp_results_row_starts(res, i));
+            row->durations = borrow(sp_results_row_durations(res, i));
+            row->gpu_durations = borrow(sp_results_row_gpu_durations(res, i));
+            row->call_ids = borrow(sp_results_row_call_ids(res, i));
+            row->parent_ids = borrow(sp_results_row_parent_ids(res, i));
+            row->thread_ids = borrow(sp_results_row_thread_ids(res, i));
+            row->task_ids = borrow(sp_results_row_task_ids(res, i));
+            row->await_ns = borrow(sp_results_row_await_ns(res, i));
+        }
+        view->event_count += row->count;
+    }
+    view->row_count = rows;
+    return SP_OK;
+}
+
+static void to_public(sp_region_summary *out, const spi_region_stats *s) {
+    *out = (sp_region_summary){
+        .calls = s->calls,
+        .num_ranks = s->num_ranks,
+        .total_ns = s->total_ns,
+        .exclusive_ns = s->exclusive_ns,
+        .average_ns = s->mean_ns,
+        .min_ns = s->min_ns,
+        .max_ns = s->max_ns,
+        .first_ns = s->first_ns,
+        .last_ns = s->last_ns,
+        .std_ns = s->std_ns,
+        .p50_ns = s->p50_ns,
+        .p95_ns = s->p95_ns,
+        .p99_ns = s->p99_ns,
+        .rank_imbalance = s->rank_imbalance,
+        .rank_imbalance_pct = s->rank_imbalance_pct,
+        .first_start_ns = s->first_start_ns,
+        .last_end_ns = s->last_end_ns,
+        .gpu_total_ns = s->gpu_total_ns,
+        .gpu_average_ns = s->gpu_mean_ns,
+        .available = s->available,
+    };
+}
+
+SP_API int sp_summary_region(const sp_results *results, size_t region, const uint32_t *ranks,
+                             size_t rank_count, sp_region_summary *out, char *errbuf,
+                             size_t errbuf_len) {
+    copy_message(errbuf, errbuf_len, "");
+    if (!results || !out || (rank_count && !ranks)) {
+        copy_message(errbuf, errbuf_len, "sp_summary_region: invalid argument");
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    spi_error err;
+    spi_error_clear(&err);
+    spi_profile view;
+    int status = view_open(&view, results, &err);
+    if (status == SP_OK) {
+        spi_region_stats s;
+        status = spi_region_stats_compute(&s, &view, region, ranks, ranks ? rank_count : 0, &err);
+        if (status == SP_OK || status == SP_ERR_NESTING) to_public(out, &s);
+        view_close(&view);
+    }
+    if (status != SP_OK) copy_message(errbuf, errbuf_len, err.message);
+    return status;
+}
+
+SP_API int sp_summary_region_rank(const sp_results *results, size_t region, uint32_t rank,
+                                  sp_region_summary *out, char *errbuf, size_t errbuf_len) {
+    return sp_summary_region(results, region, &rank, 1, out, errbuf, errbuf_len);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+SP_API int sp_summary_percentile(const sp_results *results, size_t region, const uint32_t *ranks,
+                                 size_t rank_count, double percent, double *value_ns) {
+    if (!results || !value_ns || region >= sp_results_region_count(results) ||
+        (rank_count && !ranks) || !(percent >= 0.0 && percent <= 100.0))
+        return SP_ERR_INVALID_ARGUMENT;
+    if (!sp_results_has_events(results)) return SP_ERR_UNSUPPORTED;
+    size_t rows = sp_results_row_count(results);
+    uint64_t n = 0;
+    for (size_t i = 0; i < rows; i++)
+        if (sp_results_row_region(results, i) == region &&
+            spi_rank_selected(ranks, rank_count, sp_results_row_rank(results, i)))
+            n += sp_results_row_calls(results, i);
+    int64_t *all = spi_calloc(n ? (size_t)n : 1, sizeof *all);
+    if (!all) return SP_ERR_OUT_OF_MEMORY;
+    size_t k = 0;
+    for (size_t i = 0; i < rows; i++) {
+        if (sp_results_row_region(results, i) != region ||
+            !spi_rank_selected(ranks, rank_count, sp_results_row_rank(results, i)))
+            continue;
+        uint64_t c = sp_results_row_calls(results, i);
+        const int64_t *d = sp_results_row_durations(results, i);
+        if (c && d) memcpy(all + k, d, (size_t)c * sizeof *all);
+        if (d) k += (size_t)c;
+    }
+    qsort(all, k, sizeof *all, cmp_i64);
+    *value_ns = k ? spi_percentile_sorted(all, k, percent) : 0.0;
+    spi_free(all);
+    return SP_OK;
+}
+
+SP_API void sp_summary_options_init(sp_summary_options *options) {
+    if (options) memset(options, 0, sizeof *options);
+}
+
+SP_API const char *sp_summary_column_names(void) { return spi_summary_column_names; }
+
+SP_API int sp_summary_print(const sp_results *results, FILE *out,
+                            const sp_summary_options *options, char *errbuf, size_t errbuf_len) {
+    copy_message(errbuf, errbuf_len, "");
+    if (!results || !out) {
+        copy_message(errbuf, errbuf_len, "sp_summary_print: invalid argument");
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    spi_summary_options o = {0};
+    if (options) {
+        o.style = options->style;
+        o.flat = options->flat != 0;
+        o.percent_exclusive = options->percent_exclusive != 0;
+        o.sort = options->sort;
+        o.columns = options->columns;
+        o.include = options->include;
+        o.include_count = options->include_count;
+        o.exclude = options->exclude;
+        o.exclude_count = options->exclude_count;
+        o.ranks = options->ranks;
+        o.rank_count = options->rank_count;
+        o.title = options->title;
+    }
+    spi_error err;
+    spi_error_clear(&err);
+    spi_profile view;
+    int status = view_open(&view, results, &err);
+    if (status == SP_OK) {
+        status = spi_summary_print(&view, out, &o, &err);
+        view_close(&view);
+    }
+    if (status != SP_OK) copy_message(errbuf, errbuf_len, err.message);
+    return status;
+}

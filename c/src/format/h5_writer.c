@@ -1,0 +1,553 @@
+/*
+ * h5_writer.c - the streaming schema-3 writer (see h5_writer.h).
+ *
+ * Datasets are created at their final size because every client knows the
+ * totals before it writes (finalize counts its buffers, the MPI path scans
+ * the ranks' counts, merge plans before it streams). Fixed sizes give files
+ * like the reference writer's repacked output, need no resizing, and let
+ * publish verify that exactly what was declared was written.
+ *
+ * Event columns are written slice by slice as rows stream in, so memory is
+ * bounded by the caller's chunk. Index columns are tiny (one entry per
+ * (rank, region)), so they are buffered and written at publish.
+ *
+ * Large event columns (>= SPI_COMPRESS_MIN_EVENTS) are chunked with shuffle
+ * + deflate, as the reference writer's "auto" repack does; small ones stay
+ * contiguous. Level 1 deflate: with shuffle it gets most of level 4's ratio
+ * on timestamps at a fraction of the finalize time.
+ */
+#include "format/h5_writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "format/h5_counter_groups.h"
+#include "format/h5_util.h"
+#include "format/schema.h"
+
+#define SPI_COMPRESS_MIN_EVENTS 16384
+#define SPI_EVENT_CHUNK_ELEMENTS 65536
+#define SPI_DEFLATE_LEVEL 1
+#define SCRATCH_EVENTS 8192
+
+struct spi_writer {
+    char *final_path;
+    char *temp_path;
+    hid_t file;
+    spi_writer_layout layout;
+    hid_t events[SPI_EV_COUNT];   /* open event datasets, -1 if not written */
+    spi_h5_silence_state silence;
+
+    /* index rows, buffered until publish */
+    uint64_t rows_written;
+    uint32_t *region_ids;
+    uint32_t *ranks;
+    uint64_t *offsets;
+    uint64_t *counts;
+    int64_t *source_lines;
+    int64_t *exclusive_totals;
+    char **source_files;
+    char **source_texts;
+    char **tags;
+    char **event_metadata;
+    spi_stats *stats;
+
+    /* the row being streamed */
+    bool row_open;
+    uint64_t event_cursor;        /* next free event index */
+    uint64_t row_events;
+    int64_t previous_start;       /* delta base; 0 at a row start */
+    int64_t *scratch;             /* SCRATCH_EVENTS */
+};
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static int h5_fail(spi_writer *w, spi_error *err, const char *what) {
+    char detail[512];
+    spi_h5_last_message(detail, sizeof detail);
+    return spi_error_set(err, SP_ERR_HDF5, "%s: cannot %s: %s", w->final_path, what, detail);
+}
+
+static int oom(spi_writer *w, spi_error *err) {
+    return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "%s: out of memory while writing",
+                         w ? w->final_path : "profile");
+}
+
+/* Write a whole 1-D dataset of `count` elements in one call. */
+static int write_column(hid_t parent, const spi_column *column, const void *data,
+                        uint64_t count) {
+    hsize_t dims[1] = {count};
+    hid_t space = H5Screate_simple(1, dims, NULL);
+    hid_t file_type = spi_elem_file_type(column->elem);
+    hid_t memory_type = spi_elem_memory_type(column->elem);
+    hid_t dset = -1;
+    int ok = space >= 0 && file_type >= 0 && memory_type >= 0;
+    if (ok) dset = H5Dcreate2(parent, column->name, file_type, space, H5P_DEFAULT,
+                              H5P_DEFAULT, H5P_DEFAULT);
+    ok = ok && dset >= 0;
+    if (ok && count) ok = H5Dwrite(dset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+    if (dset >= 0) H5Dclose(dset);
+    spi_elem_type_release(column->elem, file_type);
+    spi_elem_type_release(column->elem, memory_type);
+    if (space >= 0) H5Sclose(space);
+    return ok ? SP_OK : SP_ERR_HDF5;
+}
+
+/* Create a fixed-size event column; large ones chunked and compressed. */
+static hid_t create_event_column(hid_t events, const spi_column *column, uint64_t count) {
+    hsize_t dims[1] = {count};
+    hid_t space = H5Screate_simple(1, dims, NULL);
+    hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t dset = -1;
+    if (space < 0 || plist < 0) goto out;
+    if (count >= SPI_COMPRESS_MIN_EVENTS && H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {
+        hsize_t chunk[1] = {count < SPI_EVENT_CHUNK_ELEMENTS ? count : SPI_EVENT_CHUNK_ELEMENTS};
+        if (H5Pset_chunk(plist, 1, chunk) < 0 || H5Pset_shuffle(plist) < 0 ||
+            H5Pset_deflate(plist, SPI_DEFLATE_LEVEL) < 0)
+            goto out;
+    }
+    dset = H5Dcreate2(events, column->name, spi_elem_file_type(column->elem), space,
+                      H5P_DEFAULT, plist, H5P_DEFAULT);
+out:
+    if (plist >= 0) H5Pclose(plist);
+    if (space >= 0) H5Sclose(space);
+    return dset;
+}
+
+static int write_event_slice(hid_t dset, uint64_t offset, const int64_t *values, size_t count) {
+    hsize_t start[1] = {offset}, length[1] = {count};
+    hid_t file_space = H5Dget_space(dset);
+    hid_t memory_space = H5Screate_simple(1, length, NULL);
+    int ok = file_space >= 0 && memory_space >= 0 &&
+             H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, length, NULL) >= 0 &&
+             H5Dwrite(dset, H5T_NATIVE_INT64, memory_space, file_space, H5P_DEFAULT, values) >= 0;
+    if (memory_space >= 0) H5Sclose(memory_space);
+    if (file_space >= 0) H5Sclose(file_space);
+    return ok ? SP_OK : SP_ERR_HDF5;
+}
+
+/* ---- create ------------------------------------------------------------- */
+
+/* A unique temporary sibling ".<name>.<random>.tmp" of path, created empty
+ * with the permissions a plain fopen would give. */
+static char *create_temp_sibling(const char *path, spi_error *err) {
+    char *dir_copy = spi_strdup(path), *base_copy = spi_strdup(path);
+    char *temp = NULL;
+    if (!dir_copy || !base_copy) goto out;
+    const char *dir = dirname(dir_copy), *base = basename(base_copy);
+    size_t bytes = strlen(dir) + strlen(base) + 32;
+    temp = spi_malloc(bytes);
+    if (!temp) goto out;
+    snprintf(temp, bytes, "%s/.%s.XXXXXX.tmp", dir, base);
+    int fd = mkstemps(temp, 4);
+    if (fd < 0) {
+        spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot create the output file: %s", path,
+                      strerror(errno));
+        spi_free(temp);
+        temp = NULL;
+        goto out;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) { /* best effort: 0600 is still usable */ }
+    close(fd);
+out:
+    if (!temp && err && err->status == SP_OK) oom(NULL, err);
+    spi_free(dir_copy);
+    spi_free(base_copy);
+    return temp;
+}
+
+static void free_writer(spi_writer *w) {
+    for (uint64_t i = 0; i < w->rows_written; i++) {
+        spi_free(w->source_files[i]);
+        spi_free(w->source_texts[i]);
+        spi_free(w->tags[i]);
+        spi_free(w->event_metadata[i]);
+    }
+    spi_free(w->region_ids);
+    spi_free(w->ranks);
+    spi_free(w->offsets);
+    spi_free(w->counts);
+    spi_free(w->source_lines);
+    spi_free(w->exclusive_totals);
+    spi_free(w->source_files);
+    spi_free(w->source_texts);
+    spi_free(w->tags);
+    spi_free(w->event_metadata);
+    spi_free(w->stats);
+    spi_free(w->scratch);
+    spi_free(w->final_path);
+    spi_free(w->temp_path);
+    spi_free(w);
+}
+
+static int allocate_index(spi_writer *w) {
+    size_t rows = (size_t)w->layout.row_count;
+    w->region_ids = spi_calloc(rows, sizeof *w->region_ids);
+    w->ranks = spi_calloc(rows, sizeof *w->ranks);
+    w->offsets = spi_calloc(rows, sizeof *w->offsets);
+    w->counts = spi_calloc(rows, sizeof *w->counts);
+    w->source_lines = spi_calloc(rows, sizeof *w->source_lines);
+    w->exclusive_totals = spi_calloc(rows, sizeof *w->exclusive_totals);
+    w->source_files = spi_calloc(rows, sizeof *w->source_files);
+    w->source_texts = spi_calloc(rows, sizeof *w->source_texts);
+    w->tags = spi_calloc(rows, sizeof *w->tags);
+    w->event_metadata = spi_calloc(rows, sizeof *w->event_metadata);
+    w->stats = spi_calloc(rows, sizeof *w->stats);
+    w->scratch = spi_calloc(SCRATCH_EVENTS, sizeof *w->scratch);
+    return w->region_ids && w->ranks && w->offsets && w->counts && w->source_lines &&
+                   w->exclusive_totals && w->source_files && w->source_texts && w->tags &&
+                   w->event_metadata && w->stats && w->scratch
+               ? SP_OK
+               : SP_ERR_OUT_OF_MEMORY;
+}
+
+int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_layout *layout,
+                      spi_error *err) {
+    *writer = NULL;
+    if (!path || !*path || !layout)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "no output path given");
+    spi_writer *w = spi_calloc(1, sizeof *w);
+    if (!w) return oom(NULL, err);
+    for (int c = 0; c < SPI_EV_COUNT; c++) w->events[c] = -1;
+    w->file = -1;
+    w->layout = *layout;
+    w->final_path = spi_strdup(path);
+    if (!w->final_path || allocate_index(w) != SP_OK) {
+        free_writer(w);
+        return oom(NULL, err);
+    }
+    w->temp_path = create_temp_sibling(path, err);
+    if (!w->temp_path) {
+        free_writer(w);
+        return err ? err->status : SP_ERR_OUTPUT;
+    }
+    spi_h5_silence(&w->silence);
+    *writer = w;
+
+    w->file = H5Fcreate(w->temp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (w->file < 0) return h5_fail(w, err, "create the HDF5 file");
+    int64_t schema = SPI_SCHEMA_VERSION;
+    if (spi_h5_write_attr_i64(w->file, SPI_ATTR_SCHEMA, schema) != SP_OK ||
+        spi_h5_write_attr_string(w->file, SPI_ATTR_STORAGE_LAYOUT, SPI_LAYOUT_COLUMNAR) != SP_OK)
+        return h5_fail(w, err, "write the root attributes");
+
+    hid_t events = spi_h5_create_group(w->file, SPI_GROUP_EVENTS);
+    if (events < 0) return h5_fail(w, err, "create the events group");
+    /* Always the two schema-3 columns; optional ones only when declared. */
+    unsigned columns = layout->event_columns | SPI_EV_BIT(SPI_EV_START_DELTAS) |
+                       SPI_EV_BIT(SPI_EV_DURATIONS);
+    columns &= ~(SPI_EV_BIT(SPI_EV_START_TIMES) | SPI_EV_BIT(SPI_EV_END_TIMES));
+    int status = SP_OK;
+    for (int c = 0; c < SPI_EV_COUNT && status == SP_OK; c++) {
+        if (!(columns & SPI_EV_BIT(c))) continue;
+        w->events[c] = create_event_column(events, &spi_event_columns[c], layout->event_count);
+        if (w->events[c] < 0) status = SP_ERR_HDF5;
+    }
+    H5Gclose(events);
+    if (status != SP_OK) return h5_fail(w, err, "create the event columns");
+    return SP_OK;
+}
+
+/* ---- metadata, names, threads --------------------------------------------- */
+
+int spi_writer_write_metadata(spi_writer *w, const spi_meta *metadata, spi_error *err) {
+    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_METADATA);
+    if (group < 0) return h5_fail(w, err, "create the metadata group");
+    int status = SP_OK;
+    for (size_t i = 0; i < metadata->count && status == SP_OK; i++) {
+        const spi_meta_entry *e = &metadata->entries[i];
+        switch (e->kind) {
+        case SPI_META_STR: status = spi_h5_write_attr_string(group, e->key, e->str); break;
+        case SPI_META_I64: status = spi_h5_write_attr_i64(group, e->key, e->i64); break;
+        case SPI_META_F64: status = spi_h5_write_attr_f64(group, e->key, e->f64); break;
+        case SPI_META_BOOL: status = spi_h5_write_attr_bool(group, e->key, e->i64); break;
+        case SPI_META_STR_ARRAY:
+            status = spi_h5_write_attr_strings(group, e->key, e->items, e->item_count);
+            break;
+        }
+    }
+    H5Gclose(group);
+    return status == SP_OK ? SP_OK : h5_fail(w, err, "write the metadata");
+}
+
+int spi_writer_write_region_names(spi_writer *w, const char *const *names, size_t count,
+                                  spi_error *err) {
+    if (count != w->layout.region_count)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                             "%s: %zu region names given, %zu declared", w->final_path, count,
+                             w->layout.region_count);
+    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_REGION_TABLE);
+    if (group < 0) return h5_fail(w, err, "create the region table");
+    static const spi_column names_column = {SPI_GROUP_REGION_TABLE, "names", SPI_ELEM_STR,
+                                            false, 0, NULL};
+    int status = write_column(group, &names_column, names, count);
+    H5Gclose(group);
+    return status == SP_OK ? SP_OK : h5_fail(w, err, "write the region names");
+}
+
+int spi_writer_write_threads(spi_writer *w, const spi_thread_row *threads, size_t count,
+                             spi_error *err) {
+    if (count == 0) return SP_OK; /* the table is written only when it has rows */
+    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_THREAD_TABLE);
+    if (group < 0) return h5_fail(w, err, "create the thread table");
+    uint32_t *ranks = spi_calloc(count, sizeof *ranks);
+    int64_t *values = spi_calloc(count, sizeof *values);
+    int8_t *flags = spi_calloc(count, sizeof *flags);
+    const char **names = spi_calloc(count, sizeof *names);
+    int status = ranks && values && flags && names ? SP_OK : SP_ERR_OUT_OF_MEMORY;
+    for (int c = 0; c < SPI_THR_COUNT && status == SP_OK; c++) {
+        const void *data = values;
+        for (size_t i = 0; i < count; i++) {
+            const spi_thread_row *t = &threads[i];
+            switch ((spi_thread_col)c) {
+            case SPI_THR_RANKS: ranks[i] = t->rank; data = ranks; break;
+            case SPI_THR_INDEX: values[i] = t->index; break;
+            case SPI_THR_IDENT: values[i] = t->ident; break;
+            case SPI_THR_NATIVE_ID: values[i] = t->native_id; break;
+            case SPI_THR_DAEMON: flags[i] = t->daemon; data = flags; break;
+            case SPI_THR_START_NS: values[i] = t->start_ns; break;
+            case SPI_THR_END_NS: values[i] = t->end_ns; break;
+            case SPI_THR_CPU_NS: values[i] = t->cpu_ns; break;
+            case SPI_THR_NAME: names[i] = t->name ? t->name : ""; data = names; break;
+            case SPI_THR_COUNT: break;
+            }
+        }
+        status = write_column(group, &spi_thread_columns[c], data, count);
+    }
+    spi_free(ranks);
+    spi_free(values);
+    spi_free(flags);
+    spi_free(names);
+    H5Gclose(group);
+    if (status == SP_ERR_OUT_OF_MEMORY) return oom(w, err);
+    return status == SP_OK ? SP_OK : h5_fail(w, err, "write the thread table");
+}
+
+/* ---- rows ----------------------------------------------------------------- */
+
+static char *copy_or_default(const char *text, const char *fallback) {
+    return spi_strdup(text ? text : fallback);
+}
+
+int spi_writer_begin_row(spi_writer *w, const spi_row_header *header, spi_error *err) {
+    if (w->row_open || w->rows_written >= w->layout.row_count)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                             "%s: more rows written than the %llu declared", w->final_path,
+                             (unsigned long long)w->layout.row_count);
+    if (header->region >= w->layout.region_count)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "%s: region id %u out of range",
+                             w->final_path, header->region);
+    uint64_t r = w->rows_written;
+    w->source_files[r] = copy_or_default(header->source_file, "");
+    w->source_texts[r] = copy_or_default(header->source_text, "");
+    w->tags[r] = copy_or_default(header->tags_json, "[]");
+    w->event_metadata[r] = copy_or_default(header->event_metadata_json, "[]");
+    if (!w->source_files[r] || !w->source_texts[r] || !w->tags[r] || !w->event_metadata[r]) {
+        w->rows_written++; /* so free_writer releases what was copied */
+        return oom(w, err);
+    }
+    w->region_ids[r] = header->region;
+    w->ranks[r] = header->rank;
+    w->offsets[r] = w->event_cursor;
+    w->source_lines[r] = header->source_line;
+    w->exclusive_totals[r] = header->exclusive_total;
+    w->stats[r] = header->stats;
+    w->row_open = true;
+    w->row_events = 0;
+    w->previous_start = 0;
+    return SP_OK;
+}
+
+int spi_writer_append_events(spi_writer *w, const spi_event_chunk *chunk, spi_error *err) {
+    if (!w->row_open)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "%s: events outside a row",
+                             w->final_path);
+    if (chunk->count > w->layout.event_count - w->event_cursor)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                             "%s: more events written than the %llu declared", w->final_path,
+                             (unsigned long long)w->layout.event_count);
+    /* Slices of at most SCRATCH_EVENTS so the delta encoding needs no
+     * allocation proportional to the chunk. */
+    for (size_t done = 0; done < chunk->count;) {
+        size_t n = chunk->count - done;
+        if (n > SCRATCH_EVENTS) n = SCRATCH_EVENTS;
+        uint64_t offset = w->event_cursor;
+        for (size_t i = 0; i < n; i++) {
+            int64_t start = chunk->starts[done + i];
+            /* delta[0] of a row is its absolute start (previous_start = 0). */
+            w->scratch[i] = start - w->previous_start;
+            w->previous_start = start;
+        }
+        int status = write_event_slice(w->events[SPI_EV_START_DELTAS], offset, w->scratch, n);
+        if (status == SP_OK)
+            status = write_event_slice(w->events[SPI_EV_DURATIONS], offset,
+                                       chunk->durations + done, n);
+        for (int c = 0; c < SPI_EV_COUNT && status == SP_OK; c++) {
+            if (c == SPI_EV_START_DELTAS || c == SPI_EV_DURATIONS || w->events[c] < 0) continue;
+            const int64_t *values = chunk->columns[c] ? chunk->columns[c] + done : NULL;
+            if (!values) {
+                for (size_t i = 0; i < n; i++) w->scratch[i] = spi_event_columns[c].missing;
+                values = w->scratch;
+            }
+            status = write_event_slice(w->events[c], offset, values, n);
+        }
+        if (status != SP_OK) return h5_fail(w, err, "write events");
+        w->event_cursor += n;
+        w->row_events += n;
+        done += n;
+    }
+    return SP_OK;
+}
+
+int spi_writer_end_row(spi_writer *w, spi_error *err) {
+    if (!w->row_open)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "%s: no row to end", w->final_path);
+    w->counts[w->rows_written] = w->row_events;
+    w->rows_written++;
+    w->row_open = false;
+    return SP_OK;
+}
+
+/* ---- publish --------------------------------------------------------------- */
+
+static int write_index(spi_writer *w) {
+    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_INDEX);
+    if (group < 0) return SP_ERR_HDF5;
+    const void *data[SPI_IDX_COLUMNAR_COUNT] = {
+        [SPI_IDX_REGION_IDS] = w->region_ids,
+        [SPI_IDX_RANKS] = w->ranks,
+        [SPI_IDX_EVENT_OFFSETS] = w->offsets,
+        [SPI_IDX_EVENT_COUNTS] = w->counts,
+        [SPI_IDX_SOURCE_LINES] = w->source_lines,
+        [SPI_IDX_SOURCE_FILES] = w->source_files,
+        [SPI_IDX_SOURCE_TEXTS] = w->source_texts,
+        [SPI_IDX_TAGS] = w->tags,
+        [SPI_IDX_EVENT_METADATA] = w->event_metadata,
+        [SPI_IDX_EXCLUSIVE_TOTALS] = w->exclusive_totals,
+        [SPI_IDX_SUMMARY_STATISTICS] = w->stats,
+    };
+    int status = SP_OK;
+    for (int c = 0; c < SPI_IDX_COLUMNAR_COUNT && status == SP_OK; c++)
+        status = write_column(group, &spi_index_columns[c], data[c], w->rows_written);
+    H5Gclose(group);
+    return status;
+}
+
+static int fsync_path(const char *path, int flags) {
+    int fd = open(path, flags);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+int spi_writer_publish(spi_writer *w, spi_error *err) {
+    int status = SP_OK;
+    if (w->row_open || w->rows_written != w->layout.row_count ||
+        w->event_cursor != w->layout.event_count) {
+        status = spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                               "%s: %llu of %llu rows and %llu of %llu events were written",
+                               w->final_path, (unsigned long long)w->rows_written,
+                               (unsigned long long)w->layout.row_count,
+                               (unsigned long long)w->event_cursor,
+                               (unsigned long long)w->layout.event_count);
+    }
+    if (status == SP_OK && write_index(w) != SP_OK) status = h5_fail(w, err, "write the index");
+    for (int c = 0; c < SPI_EV_COUNT; c++) {
+        if (w->events[c] >= 0) H5Dclose(w->events[c]);
+        w->events[c] = -1;
+    }
+    if (status == SP_OK && H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0)
+        status = h5_fail(w, err, "flush the file");
+    if (H5Fclose(w->file) < 0 && status == SP_OK) status = h5_fail(w, err, "close the file");
+    w->file = -1;
+    if (status == SP_OK && fsync_path(w->temp_path, O_RDONLY) != 0)
+        status = spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot flush to disk: %s",
+                               w->final_path, strerror(errno));
+    if (status == SP_OK && rename(w->temp_path, w->final_path) != 0)
+        status = spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot publish the file: %s",
+                               w->final_path, strerror(errno));
+    if (status == SP_OK) {
+        /* Make the rename itself durable. */
+        char *dir_copy = spi_strdup(w->final_path);
+        if (dir_copy) fsync_path(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
+        spi_free(dir_copy);
+    } else {
+        unlink(w->temp_path);
+    }
+    spi_h5_restore(&w->silence);
+    free_writer(w);
+    return status;
+}
+
+void spi_writer_abort(spi_writer *w) {
+    if (!w) return;
+    for (int c = 0; c < SPI_EV_COUNT; c++)
+        if (w->events[c] >= 0) H5Dclose(w->events[c]);
+    if (w->file >= 0) H5Fclose(w->file);
+    if (w->temp_path) unlink(w->temp_path);
+    spi_h5_restore(&w->silence);
+    free_writer(w);
+}
+
+hid_t spi_writer_file(const spi_writer *w) { return w->file; }
+
+/* ---- whole profile ---------------------------------------------------------- */
+
+int spi_profile_write(const spi_profile *profile, const char *path, spi_error *err) {
+    spi_writer_layout layout = {
+        .row_count = profile->row_count,
+        .event_count = profile->event_count,
+        .region_count = profile->name_count,
+        .thread_count = profile->thread_count,
+        .event_columns = profile->event_columns,
+    };
+    spi_writer *w = NULL;
+    int status = spi_writer_create(&w, path, &layout, err);
+    if (status == SP_OK) status = spi_writer_write_metadata(w, &profile->metadata, err);
+    if (status == SP_OK)
+        status = spi_writer_write_region_names(w, (const char *const *)profile->names,
+                                               profile->name_count, err);
+    if (status == SP_OK)
+        status = spi_writer_write_threads(w, profile->threads, profile->thread_count, err);
+    for (size_t r = 0; r < profile->row_count && status == SP_OK; r++) {
+        const spi_row *row = &profile->rows[r];
+        spi_row_header header = {
+            .region = row->region,
+            .rank = row->rank,
+            .exclusive_total = row->exclusive_total,
+            .source_line = row->source_line,
+            .source_file = row->source_file,
+            .source_text = row->source_text,
+            .tags_json = row->tags_json,
+            .event_metadata_json = row->event_metadata_json,
+            .stats = row->stats,
+        };
+        spi_event_chunk chunk = {.count = row->count, .starts = row->starts,
+                                 .durations = row->durations};
+        chunk.columns[SPI_EV_GPU_DURATIONS] = row->gpu_durations;
+        chunk.columns[SPI_EV_CALL_IDS] = row->call_ids;
+        chunk.columns[SPI_EV_PARENT_IDS] = row->parent_ids;
+        chunk.columns[SPI_EV_THREAD_IDS] = row->thread_ids;
+        chunk.columns[SPI_EV_TASK_IDS] = row->task_ids;
+        chunk.columns[SPI_EV_AWAIT_NS] = row->await_ns;
+        status = spi_writer_begin_row(w, &header, err);
+        if (status == SP_OK) status = spi_writer_append_events(w, &chunk, err);
+        if (status == SP_OK) status = spi_writer_end_row(w, err);
+    }
+    /* rank<N>/perf_events and rank<N>/likwid (h5_counter_groups.c) */
+    if (status == SP_OK) status = spi_h5_write_counter_groups(w->file, profile, err);
+    if (status == SP_OK) return spi_writer_publish(w, err);
+    spi_writer_abort(w);
+    return status;
+}

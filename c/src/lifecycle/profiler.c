@@ -1,0 +1,274 @@
+/*
+ * profiler.c - the lifecycle: sp_setup, sp_finalize and the options.
+ *
+ * setup resolves the options (arguments, then environment, then defaults),
+ * starts a recording session and remembers what finalize needs. finalize
+ * stops the session, builds the rank's profile (run.c), writes it through
+ * the one writer (h5_writer.c) and prints the report. Errors never stop the
+ * program: they come back as a status, with one line on stderr.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "record/clock.h"
+#include "counters/counters.h"
+#include "util/diag.h"
+#include "util/error.h"
+#include "format/h5_writer.h"
+#include "job/job.h"
+#include "lifecycle/profiler.h"
+#include "format/reader.h"
+#include "analysis/results_internal.h"
+#include "analysis/summary.h"
+#include "profile/metadata.h"
+#include "record/recorder.h"
+#include "record/run.h"
+
+#define DEFAULT_FILE "profiling_data.h5"
+/* Above this many calls in a multi-rank job, the finalize summary reads
+ * only the per-row statistics back (a flat table in bounded memory) rather
+ * than every event of every rank. */
+#define SUMMARY_FULL_READ_LIMIT 20000000ull
+
+typedef struct spi_config {
+    bool active;              /* between setup and finalize, not disabled */
+    bool disabled;            /* SCOPE_PROFILER_DISABLE=1 at setup */
+    char *file_path;
+    char *label;
+    sp_metadata_detail detail;
+    bool write_file;
+    bool quiet;
+    int64_t start_time_ns;
+} spi_config;
+
+static spi_config config;
+
+static bool env_flag(const char *name) {
+    const char *value = getenv(name);
+    return value && (strcmp(value, "1") == 0 || strcmp(value, "true") == 0 ||
+                     strcmp(value, "yes") == 0 || strcmp(value, "on") == 0);
+}
+
+static const char *env_text(const char *name) {
+    const char *value = getenv(name);
+    return value && *value ? value : NULL;
+}
+
+SP_API void sp_options_init(sp_options *options) {
+    if (!options) return;
+    *options = (sp_options){0};
+    options->metadata_detail = SP_METADATA_MINIMAL;
+    options->write_file = 1;
+    options->quiet = env_flag("SCOPE_PROFILER_QUIET");
+    options->perf_events = NULL; /* counters.c reads $SCOPE_PROFILER_PERF_EVENTS */
+    options->likwid = env_flag("SCOPE_PROFILER_LIKWID");
+}
+
+static void release_config(void) {
+    spi_free(config.file_path);
+    spi_free(config.label);
+    config = (spi_config){0};
+}
+
+static void finalize_inside_mpi_finalize(void) { sp_finalize(); }
+
+SP_API int sp_setup_with_options(const sp_options *options) {
+    return spi_setup_in_job(options, NULL);
+}
+
+int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
+    int status = SP_OK;
+    if (!options || (options->metadata_detail != SP_METADATA_MINIMAL &&
+                     options->metadata_detail != SP_METADATA_FULL))
+        status = SP_ERR_INVALID_ARGUMENT;
+    else if (config.active || config.disabled)
+        status = SP_ERR_ALREADY_ACTIVE;
+    if (status != SP_OK) {
+        spi_status_remember(status);
+        return status;
+    }
+    spi_diag_set_quiet(options->quiet || env_flag("SCOPE_PROFILER_QUIET"));
+    if (env_flag("SCOPE_PROFILER_DISABLE")) {
+        /* Disabled: stay inactive so every call is a no-op, but remember
+         * that setup ran so finalize is quiet and harmless too. */
+        config.disabled = true;
+        return SP_OK;
+    }
+    const char *path = options->file_path ? options->file_path
+                                          : env_text("SCOPE_PROFILER_FILE");
+    const char *label = options->label ? options->label : env_text("SCOPE_PROFILER_LABEL");
+    config.file_path = spi_strdup(path ? path : DEFAULT_FILE);
+    config.label = label ? spi_strdup(label) : NULL;
+    if (!config.file_path || (label && !config.label)) {
+        release_config();
+        spi_status_remember(SP_ERR_OUT_OF_MEMORY);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    config.detail = options->metadata_detail;
+    config.write_file = options->write_file != 0;
+    config.quiet = options->quiet || env_flag("SCOPE_PROFILER_QUIET");
+    spi_error err;
+    spi_error_clear(&err);
+    status = spi_job_start(mpi_comm, finalize_inside_mpi_finalize, &err);
+    if (status != SP_OK) {
+        spi_diag("%s", err.message);
+        release_config();
+        spi_status_remember(status);
+        return status;
+    }
+    config.start_time_ns = spi_clock_now_ns();
+    /* Counters before the recorder: threads attach their counters as soon
+     * as recording starts. */
+    status = spi_counters_configure(options);
+    if (status == SP_OK) status = spi_recorder_start(options->buffer_limit_bytes, spi_counters_hooks());
+    if (status != SP_OK) {
+        spi_counters_shutdown();
+        spi_job_stop();
+        release_config();
+        spi_status_remember(status);
+        return status;
+    }
+    config.active = true;
+    return SP_OK;
+}
+
+SP_API int sp_setup(const char *file_path) {
+    sp_options options;
+    sp_options_init(&options);
+    options.file_path = file_path;
+    return sp_setup_with_options(&options);
+}
+
+SP_API int sp_is_active(void) { return config.active ? 1 : 0; }
+
+static void print_report(const spi_job_totals *totals, const spi_run_report *report,
+                         int64_t write_ns, const spi_error *err) {
+    if (config.quiet || spi_job_rank() != 0) return;
+    char where[1100];
+    if (!config.write_file)
+        snprintf(where, sizeof where, "kept the results in memory (file output off)");
+    else if (err->status == SP_OK || err->status == SP_ERR_OPEN_AT_FINALIZE ||
+             err->status == SP_ERR_BUFFER_LIMIT)
+        snprintf(where, sizeof where, "wrote %s in %.1f ms", config.file_path, write_ns / 1e6);
+    else
+        snprintf(where, sizeof where, "wrote NO file (%s)", err->message);
+    printf("scope-profiler: %s: %zu region%s, %llu call%s over %u rank%s "
+           "(rank 0: %d recording thread%s)",
+           where, totals->regions, totals->regions == 1 ? "" : "s",
+           (unsigned long long)totals->events, totals->events == 1 ? "" : "s", totals->ranks,
+           totals->ranks == 1 ? "" : "s", report->recording_threads,
+           report->recording_threads == 1 ? "" : "s");
+    if (report->open_calls)
+        printf("; %llu call%s still open at finalize dropped",
+               (unsigned long long)report->open_calls, report->open_calls == 1 ? "" : "s");
+    if (report->dropped_events)
+        printf("; %llu call%s NOT recorded (buffer limit or memory)",
+               (unsigned long long)report->dropped_events, report->dropped_events == 1 ? "" : "s");
+    printf(".\n");
+    fflush(stdout);
+}
+
+/* The summary table after the report, on rank 0 only. One rank's profile
+ * is in memory; a multi-rank job's is only in the file rank 0 just wrote,
+ * so it is read back from there (all ranks, one table). */
+static void print_summary(const spi_profile *local, const spi_job_totals *totals, bool written) {
+    const char *wanted = getenv("SCOPE_PROFILER_SUMMARY");
+    if (config.quiet || spi_job_rank() != 0 || (wanted && strcmp(wanted, "0") == 0)) return;
+    spi_error err;
+    spi_error_clear(&err);
+    if (totals->ranks > 1 && written) {
+        spi_profile job = {0};
+        unsigned flags = totals->events > SUMMARY_FULL_READ_LIMIT ? SPI_READ_SUMMARY_ONLY : 0;
+        if (spi_profile_read(&job, config.file_path, flags, &err) == SP_OK)
+            spi_summary_print(&job, stdout, NULL, &err);
+        spi_profile_free(&job);
+    } else if (local->row_count) {
+        spi_summary_print(local, stdout, NULL, &err);
+    }
+    /* A nesting problem still prints a flat table; say why in one line. */
+    if (err.status != SP_OK) spi_diag("summary: %s", err.message);
+    fflush(stdout);
+}
+
+/* The one finalize: `results`, when not NULL, receives the run's profile
+ * as a public results object instead of it being freed. */
+static int finalize_session(sp_results **results) {
+    if (config.disabled) {
+        release_config();
+        return SP_OK;
+    }
+    if (!config.active) {
+        spi_status_remember(SP_ERR_NOT_ACTIVE);
+        return SP_ERR_NOT_ACTIVE;
+    }
+    int64_t finalize_ns = spi_clock_now_ns();
+    spi_session session = spi_recorder_stop();
+    config.active = false;
+
+    spi_error err;
+    spi_error_clear(&err);
+    spi_profile profile = {0};
+    spi_run_report report;
+    uint32_t rank = spi_job_rank();
+    int status = spi_run_collect(&session, rank, &profile, &report);
+    /* Counter totals live in the threads' state: collect before release. */
+    if (status == SP_OK) status = spi_counters_collect(&session, rank, &profile);
+    spi_counters_shutdown();
+    spi_recorder_release(&session);
+    if (status != SP_OK) spi_error_set(&err, status, "out of memory while collecting the calls");
+
+    spi_meta_context context = {.detail = config.detail, .label = config.label,
+                                .start_time_ns = config.start_time_ns,
+                                .finalize_time_ns = finalize_ns,
+                                .mpi_size = spi_job_size(),
+                                .num_nodes = spi_job_node_count(), .mpi_rank = rank};
+    if (status == SP_OK && (status = spi_meta_collect(&profile.metadata, &context)) != SP_OK)
+        spi_error_set(&err, status, "out of memory while collecting metadata");
+
+    /* With MPI every rank must reach the collective write, even after a
+     * local failure: it then contributes an empty profile. */
+    int64_t write_start = spi_clock_now_ns();
+    spi_job_totals totals = {.ranks = spi_job_size(), .rows = profile.row_count,
+                             .events = profile.event_count, .regions = profile.name_count};
+    if (config.write_file) {
+        int local_status = status;
+        if (local_status != SP_OK) spi_profile_free(&profile);
+        int job_status = spi_job_write(&profile, config.file_path, &totals, &err);
+        status = local_status != SP_OK ? local_status : job_status;
+    }
+    int64_t write_ns = spi_clock_now_ns() - write_start;
+    if (status != SP_OK && err.message[0]) spi_diag("%s", err.message);
+
+    /* The file is complete, but say so loudly when calls were lost. */
+    if (status == SP_OK && report.dropped_events) status = SP_ERR_BUFFER_LIMIT;
+    else if (status == SP_OK && report.open_calls) status = SP_ERR_OPEN_AT_FINALIZE;
+    err.status = status;
+    print_report(&totals, &report, write_ns, &err);
+    print_summary(&profile, &totals,
+                  config.write_file && (status == SP_OK || status == SP_ERR_OPEN_AT_FINALIZE ||
+                                        status == SP_ERR_BUFFER_LIMIT));
+
+    if (results && profile.row_count + profile.name_count + profile.metadata.count > 0) {
+        int adopted = spi_results_adopt(&profile, config.file_path, results);
+        if (adopted != SP_OK && status == SP_OK) status = adopted;
+    }
+    spi_profile_free(&profile);
+    spi_job_stop();
+    release_config();
+    spi_status_remember(status);
+    return status;
+}
+
+SP_API int sp_finalize(void) { return finalize_session(NULL); }
+
+SP_API int sp_finalize_results(sp_results **results) {
+    if (!results) {
+        spi_status_remember(SP_ERR_INVALID_ARGUMENT);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    *results = NULL;
+    return finalize_session(results);
+}

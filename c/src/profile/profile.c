@@ -1,0 +1,75 @@
+/*
+ * profile.c - ownership of the in-memory profile (see profile.h).
+ */
+#include "profile/profile.h"
+
+#include "util/alloc.h"
+
+static void free_strings(char **strings, size_t count) {
+    for (size_t i = 0; i < count && strings; i++) spi_free(strings[i]);
+    spi_free(strings);
+}
+
+void spi_row_free(spi_row *row) {
+    spi_free(row->starts);
+    spi_free(row->durations);
+    spi_free(row->ends);
+    spi_free(row->gpu_durations);
+    spi_free(row->call_ids);
+    spi_free(row->parent_ids);
+    spi_free(row->thread_ids);
+    spi_free(row->task_ids);
+    spi_free(row->await_ns);
+    spi_free(row->source_file);
+    spi_free(row->source_text);
+    spi_free(row->tags_json);
+    spi_free(row->event_metadata_json);
+    *row = (spi_row){0};
+}
+
+void spi_profile_free(spi_profile *profile) {
+    spi_meta_free(&profile->metadata);
+    for (size_t i = 0; i < profile->name_count; i++) spi_free(profile->names[i]);
+    spi_free(profile->names);
+    for (size_t i = 0; i < profile->row_count; i++) spi_row_free(&profile->rows[i]);
+    spi_free(profile->rows);
+    for (size_t i = 0; i < profile->thread_count; i++) spi_free(profile->threads[i].name);
+    spi_free(profile->threads);
+    for (size_t i = 0; i < profile->perf_count; i++) {
+        spi_perf_record *perf = &profile->perf[i];
+        spi_free(perf->region);
+        for (size_t j = 0; j < perf->counter_count; j++) spi_free(perf->event_names[j]);
+        spi_free(perf->event_names);
+        spi_free(perf->values);
+    }
+    spi_free(profile->perf);
+    spi_likwid_records_free(profile);
+    *profile = (spi_profile){0};
+}
+
+void spi_likwid_records_free(spi_profile *profile) {
+    for (size_t i = 0; i < profile->likwid_count; i++) {
+        spi_likwid_record *r = &profile->likwid[i];
+        spi_free(r->tag);
+        spi_free(r->group_name);
+        spi_free(r->source);
+        free_strings(r->event_names, r->event_count);
+        free_strings(r->counter_names, r->event_count);
+        free_strings(r->metric_names, r->metric_count);
+        spi_free(r->cpus);
+        spi_free(r->times);
+        spi_free(r->call_counts);
+        spi_free(r->events);
+        spi_free(r->metrics);
+    }
+    spi_free(profile->likwid);
+    for (size_t i = 0; i < profile->likwid_env_count; i++) {
+        spi_free(profile->likwid_env[i].name);
+        spi_free(profile->likwid_env[i].value);
+    }
+    spi_free(profile->likwid_env);
+    profile->likwid = NULL;
+    profile->likwid_count = 0;
+    profile->likwid_env = NULL;
+    profile->likwid_env_count = 0;
+}

@@ -1,0 +1,158 @@
+/*
+ * profile.h - a profile in memory: the rows of (rank, region) with their
+ * calls, the region table, the metadata and the thread table.
+ *
+ * This is the one in-memory form shared by the recorder (record/run.c builds it at
+ * finalize), the writer (format/h5_writer.c writes it) and the reader (which
+ * fills it from any supported file). Timestamps are absolute int64 ns;
+ * encodings such as start_deltas exist only in files.
+ */
+#ifndef SPI_PROFILE_H
+#define SPI_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile/event_columns.h"
+#include "profile/metadata.h"
+#include "profile/row_stats.h"
+#include "util/error.h"
+
+typedef struct spi_row {
+    uint32_t region;          /* index into spi_profile.names */
+    uint32_t rank;
+    uint64_t count;           /* calls */
+    int64_t *starts;          /* [count] absolute start ns */
+    int64_t *durations;       /* [count] end - start ns */
+    int64_t *ends;            /* [count] start + duration; only from a read
+                                 with SPI_READ_WITH_ENDS, else NULL */
+    /* optional per-call columns: NULL when this row has none */
+    int64_t *gpu_durations;
+    int64_t *call_ids;
+    int64_t *parent_ids;
+    int64_t *thread_ids;
+    int64_t *task_ids;
+    int64_t *await_ns;
+    int64_t exclusive_total;  /* ns; -1 = not computed */
+    int64_t source_line;      /* -1 = unknown */
+    char *source_file;        /* NULL = unknown */
+    char *source_text;        /* NULL = not captured */
+    char *tags_json;          /* JSON list of strings; NULL = "[]" */
+    char *event_metadata_json;/* NULL = "[]" */
+    spi_stats stats;          /* FORMAT.md 2.1, of the calls in stored order */
+    /* Aggregate layout (FORMAT.md 1.8): the row has no per-call data
+     * (count stays 0, every array NULL); these carry its totals instead. */
+    bool aggregate;
+    uint64_t aggregate_count;
+    int64_t aggregate_total;
+    int64_t aggregate_minimum;
+    int64_t aggregate_maximum;
+    int64_t aggregate_exclusive;  /* -1 = not computed */
+} spi_row;
+
+typedef struct spi_thread_row {
+    uint32_t rank;
+    int64_t index;            /* what events/thread_ids holds */
+    int64_t ident;
+    int64_t native_id;
+    int8_t daemon;
+    int64_t start_ns;
+    int64_t end_ns;           /* -1 = alive at finalize */
+    int64_t cpu_ns;
+    char *name;
+} spi_thread_row;
+
+/* rank<N>/perf_events/<region> (FORMAT.md 1.7): counter totals. */
+typedef struct spi_perf_record {
+    uint32_t rank;
+    char *region;
+    int64_t calls;
+    char **event_names;       /* [counter_count] */
+    uint64_t *values;         /* [counter_count] */
+    size_t counter_count;
+} spi_perf_record;
+
+/* rank<N>/likwid/regions/<tag> (FORMAT.md 1.7): one LIKWID marker region of
+ * one rank, per hardware thread. Matrices are row-major [name][thread]. */
+typedef struct spi_likwid_record {
+    uint32_t rank;
+    char *tag;                /* the real tag ('/' allowed; the group name maps it) */
+    int64_t group_id;         /* -1 = unknown */
+    char *group_name;
+    char *source;             /* "marker_api", "marker_file", "full_api" */
+    char **event_names;       /* [event_count] */
+    char **counter_names;     /* [event_count] or NULL (optional in files) */
+    char **metric_names;      /* [metric_count] */
+    size_t event_count;
+    size_t metric_count;
+    size_t thread_count;
+    int64_t *cpus;            /* [thread_count] */
+    double *times;            /* [thread_count] seconds */
+    int64_t *call_counts;     /* [thread_count] */
+    double *events;           /* [event_count * thread_count] */
+    double *metrics;          /* [metric_count * thread_count] */
+} spi_likwid_record;
+
+/* A LIKWID_* environment variable of a rank: rank<N>/likwid group attrs. */
+typedef struct spi_likwid_env {
+    uint32_t rank;
+    char *name;
+    char *value;
+} spi_likwid_env;
+
+typedef struct spi_profile {
+    spi_meta metadata;
+    char **names;             /* region table, region id = index */
+    size_t name_count;
+    spi_row *rows;            /* rank by rank, in write order */
+    size_t row_count;
+    spi_thread_row *threads;
+    size_t thread_count;
+    /* SPI_EV_BIT set of the optional event columns any row carries; the
+     * writer creates exactly these (FORMAT.md 1.5: absent = not recorded). */
+    unsigned event_columns;
+    uint64_t event_count;     /* sum of row counts */
+    spi_perf_record *perf;
+    size_t perf_count;
+    /* LIKWID results (counters module, format/reader_h5_likwid.c) */
+    spi_likwid_record *likwid;
+    size_t likwid_count;
+    spi_likwid_env *likwid_env;
+    size_t likwid_env_count;
+    /* Filled by the reader; zero in a profile built by the recorder. */
+    int schema_version;       /* HDF5 schema 1..3; 0 for a trace */
+    int trace_version;        /* .spt format 1..2; 0 for HDF5 */
+    bool aggregate;           /* storage_layout="aggregate" */
+    /* Summary-only read: rows keep count and stats (from the file) but have
+     * no per-call arrays even when count > 0. */
+    bool summary_only;
+    uint32_t rank_count;      /* FORMAT.md 4.2/4.3 num_ranks */
+} spi_profile;
+
+/* Release everything a profile owns and zero it. */
+void spi_profile_free(spi_profile *profile);
+void spi_row_free(spi_row *row);
+/* Release the LIKWID records and environment of a profile. */
+void spi_likwid_records_free(spi_profile *profile);
+
+/* ---- building a profile (profile_build.c) ---------------------------------- */
+
+/* Append a region name unless present; its id in *id. For builders
+ * of the region table from per-rank data (schema 1, traces). */
+int spi_profile_intern_name(spi_profile *profile, const char *name, uint32_t *id);
+
+/* Append a zeroed row (exclusive_total and source_line -1); NULL when out
+ * of memory. The pointer is valid until the next append. */
+spi_row *spi_profile_append_row(spi_profile *profile);
+
+/* Set every full-read row's stats and event_count (and its ends when
+ * with_ends), checking that every call's end and every row's total fit in
+ * int64 (SP_ERR_CORRUPT naming path otherwise: no real clock gets there). */
+int spi_profile_compute_stats(spi_profile *profile, const char *path, bool with_ends,
+                              spi_error *err);
+
+/* Append a record (zeroed, rank set) to profile->likwid; NULL on OOM. */
+spi_likwid_record *spi_likwid_record_add(spi_profile *profile, uint32_t rank);
+
+#endif /* SPI_PROFILE_H */

@@ -1,0 +1,108 @@
+/*
+ * profile_build.c - growing a profile row by row (profile.h): the region
+ * table, rows, LIKWID records, and the statistics of every row once its
+ * calls are in. The readers of every format and the counters module build
+ * profiles through these, so the invariants (ids fit in uint32, stats match
+ * the calls, no int64 overflow hides in a damaged file) hold whoever built it.
+ */
+#include "profile/profile.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include "util/alloc.h"
+
+int spi_profile_intern_name(spi_profile *profile, const char *name, uint32_t *id) {
+    for (size_t i = 0; i < profile->name_count; i++) {
+        if (strcmp(profile->names[i], name) == 0) {
+            *id = (uint32_t)i;
+            return SP_OK;
+        }
+    }
+    if (profile->name_count >= UINT32_MAX) return SP_ERR_CORRUPT;
+    char *copy = spi_strdup(name);
+    char **grown = copy ? spi_reallocarray(profile->names, profile->name_count + 1,
+                                           sizeof *grown)
+                        : NULL;
+    if (!grown) {
+        spi_free(copy);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    profile->names = grown;
+    profile->names[profile->name_count] = copy;
+    *id = (uint32_t)profile->name_count++;
+    return SP_OK;
+}
+
+spi_row *spi_profile_append_row(spi_profile *profile) {
+    /* Capacity doubles at 4, 8, 16, ...; it is implied by row_count, so no
+     * capacity field is needed in the shared model. */
+    size_t count = profile->row_count;
+    if (count == 0 || (count >= 4 && (count & (count - 1)) == 0)) {
+        size_t capacity = count ? count * 2 : 4;
+        spi_row *grown = spi_reallocarray(profile->rows, capacity, sizeof *grown);
+        if (!grown) return NULL;
+        profile->rows = grown;
+    }
+    spi_row *row = &profile->rows[profile->row_count++];
+    *row = (spi_row){.exclusive_total = -1, .source_line = -1, .aggregate_exclusive = -1};
+    return row;
+}
+
+static bool add_overflows(int64_t a, int64_t b) {
+    return (b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b);
+}
+
+/* Exact check that no start + duration, running total of durations or GPU
+ * total of a row leaves int64 (only damage can make them). */
+static bool row_overflows(const spi_row *row) {
+    int64_t total = 0, gpu_total = 0;
+    for (uint64_t k = 0; k < row->count; k++) {
+        int64_t d = row->durations[k];
+        int64_t g = row->gpu_durations ? row->gpu_durations[k] : 0;
+        if (add_overflows(row->starts[k], d) || add_overflows(total, d) ||
+            (g > 0 && add_overflows(gpu_total, g)))
+            return true;
+        total += d;
+        if (g > 0) gpu_total += g;
+    }
+    return false;
+}
+
+int spi_profile_compute_stats(spi_profile *profile, const char *path, bool with_ends,
+                              spi_error *err) {
+    profile->event_count = 0;
+    for (size_t i = 0; i < profile->row_count; i++) {
+        spi_row *row = &profile->rows[i];
+        if (row->aggregate) continue;
+        if (row->count > 0 && (!row->starts || !row->durations)) continue;
+        if (with_ends && row->count > 0 &&
+            !(row->ends = spi_malloc((size_t)row->count * sizeof *row->ends)))
+            return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "%s: out of memory", path);
+        /* One fused pass computes the statistics with wrapping arithmetic
+         * and says whether an overflow was possible; only then (damaged
+         * values) is the row checked exactly, and refused if it overflows. */
+        bool safe = spi_stats_compute(&row->stats, row->starts, row->durations,
+                                      row->gpu_durations, row->count, row->ends);
+        if (!safe && row_overflows(row))
+            return spi_error_set(err, SP_ERR_CORRUPT,
+                                 "%s: region %s on rank %u has timestamps out of range. "
+                                 "The file is damaged.",
+                                 path,
+                                 row->region < profile->name_count ? profile->names[row->region]
+                                                                   : "?",
+                                 row->rank);
+        profile->event_count += row->count;
+    }
+    return SP_OK;
+}
+
+spi_likwid_record *spi_likwid_record_add(spi_profile *profile, uint32_t rank) {
+    spi_likwid_record *grown =
+        spi_reallocarray(profile->likwid, profile->likwid_count + 1, sizeof *grown);
+    if (!grown) return NULL;
+    profile->likwid = grown;
+    spi_likwid_record *r = &profile->likwid[profile->likwid_count++];
+    *r = (spi_likwid_record){.rank = rank, .group_id = -1};
+    return r;
+}

@@ -1,0 +1,43 @@
+/*
+ * row_stats.h - the summary statistics of one row of calls (FORMAT.md 2.1).
+ *
+ * spi_stats is the in-memory form of the file's summary_statistics compound
+ * and mirrors its 88-byte layout exactly, so the writer and the reader move
+ * it with no conversion (format/schema.c builds the HDF5 type from it and
+ * asserts the layout). The recorder, the reader and merge all compute it
+ * with the one function below, so a row's statistics never depend on which
+ * path produced the row.
+ */
+#ifndef SPI_ROW_STATS_H
+#define SPI_ROW_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* summary_statistics (FORMAT.md 2.1): 11 fields, packed, 88 bytes. The
+ * struct mirrors the file layout exactly (checked by a static assertion). */
+typedef struct spi_stats {
+    int64_t total;
+    int64_t minimum;
+    int64_t maximum;
+    int64_t first;
+    int64_t last;
+    int64_t start_minimum;
+    int64_t end_maximum;
+    uint64_t gpu_count;
+    int64_t gpu_total;
+    double mean;
+    double m2;
+} spi_stats;
+
+/* Statistics of one row of durations in stored order (FORMAT.md 2.1), the
+ * mean and then the squared deviations like the reference writer. starts
+ * may be NULL only when count is 0; gpu may be NULL; ends, when not NULL,
+ * receives start + duration of every call (fused into the same pass).
+ * Returns true when the values are small enough that no int64 overflow was
+ * possible; false means the caller must check the row exactly (only
+ * damaged data gets there). */
+bool spi_stats_compute(spi_stats *stats, const int64_t *starts, const int64_t *durations,
+                       const int64_t *gpu, uint64_t count, int64_t *ends);
+
+#endif /* SPI_ROW_STATS_H */

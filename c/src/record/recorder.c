@@ -1,0 +1,490 @@
+/*
+ * recorder.c - the hot path: per-thread begin/end recording (recorder.h).
+ *
+ * Session liveness is one atomic generation number (0 = not recording).
+ * Each thread caches the generation its state belongs to; the hot path
+ * compares the two with one relaxed load, so a stale thread-local pointer
+ * from an earlier session is never dereferenced, and a disabled or finished
+ * profiler costs a load and a compare.
+ *
+ * Ordering: sp_setup/sp_finalize are documented as not concurrent with
+ * recording on other threads, so relaxed loads suffice on the hot path; the
+ * session mutex orders thread attach/exit against finalize.
+ */
+#include "record/recorder.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "record/clock.h"
+#include "util/diag.h"
+#include "util/error.h"
+#include "record/registry.h"
+
+/* initial-exec TLS avoids a __tls_get_addr call per access in the shared
+ * library; the two variables fit easily in glibc's static TLS reserve. */
+#define SPI_TLS _Thread_local __attribute__((tls_model("initial-exec")))
+
+static SPI_TLS spi_thread *tls_thread = NULL;
+static SPI_TLS uint64_t tls_generation = 0;
+
+static _Atomic uint64_t session_generation = 0; /* 0: not recording */
+static uint64_t generation_counter = 0;         /* under session_lock */
+static pthread_mutex_t session_lock = PTHREAD_MUTEX_INITIALIZER;
+static spi_session session;                     /* under session_lock */
+static atomic_size_t buffer_bytes = 0;
+/* The current session's thread hooks (recorder.h); NULL = none. */
+static _Atomic(const spi_thread_hooks *) session_hooks = NULL;
+static atomic_uint unmatched_reports = 0;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t exit_key;
+
+#define INITIAL_STACK_FRAMES 64
+#define INITIAL_CACHE_SLOTS 64
+#define UNMATCHED_REPORT_LIMIT 10
+
+/* ---- thread attach / exit ---------------------------------------------- */
+
+/* Runs when a recording thread exits: its end time and exact CPU time are
+ * only available now. */
+static void thread_exited(void *unused) {
+    (void)unused;
+    pthread_mutex_lock(&session_lock);
+    spi_thread *t = tls_thread;
+    if (t && tls_generation != 0 &&
+        tls_generation == atomic_load_explicit(&session_generation, memory_order_relaxed)) {
+        t->end_ns = spi_clock_now_ns();
+        t->cpu_ns = spi_clock_thread_cpu_ns();
+        t->alive = false;
+    }
+    pthread_mutex_unlock(&session_lock);
+}
+
+static void create_exit_key(void) {
+    if (pthread_key_create(&exit_key, thread_exited) != 0)
+        spi_diag("cannot watch thread exits; thread end times will read as -1");
+}
+
+static void free_thread(spi_thread *t) {
+    for (spi_chunk *c = t->head; c;) {
+        spi_chunk *next = c->next;
+        spi_free(c);
+        c = next;
+    }
+    spi_free(t->stack);
+    spi_free(t->cache_hashes);
+    spi_free(t->cache_handles);
+    spi_free(t->far_parents);
+    if (t->hook_state) t->hooks->release(t->hook_state);
+    spi_free(t);
+}
+
+static spi_thread *new_thread(void) {
+    spi_thread *t = spi_calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->stack = spi_calloc(INITIAL_STACK_FRAMES, sizeof *t->stack);
+    t->cache_hashes = spi_calloc(INITIAL_CACHE_SLOTS, sizeof *t->cache_hashes);
+    t->cache_handles = spi_malloc(INITIAL_CACHE_SLOTS * sizeof *t->cache_handles);
+    if (!t->stack || !t->cache_hashes || !t->cache_handles) {
+        free_thread(t);
+        return NULL;
+    }
+    t->stack_capacity = INITIAL_STACK_FRAMES;
+    t->cache_capacity = INITIAL_CACHE_SLOTS;
+    memset(t->cache_handles, 0xff, INITIAL_CACHE_SLOTS * sizeof *t->cache_handles);
+    t->pthread = pthread_self();
+    t->ident = (int64_t)(uintptr_t)t->pthread;
+    t->native_id = (int64_t)syscall(SYS_gettid);
+    t->is_main = t->native_id == (int64_t)getpid();
+    t->start_ns = spi_clock_now_ns();
+    t->end_ns = -1;
+    t->alive = true;
+    if (t->is_main || pthread_getname_np(t->pthread, t->name, sizeof t->name) != 0)
+        snprintf(t->name, sizeof t->name, "%s", t->is_main ? "MainThread" : "thread");
+    /* Hooks (counters: perf fds, LIKWID thread init) attach here, on the
+     * thread itself, off the hot path. */
+    t->hooks = atomic_load_explicit(&session_hooks, memory_order_acquire);
+    if (t->hooks) t->hook_state = t->hooks->attach();
+    return t;
+}
+
+/* Slow path of current_thread: the thread has no state in this session. */
+static spi_thread *attach_thread(uint64_t generation) {
+    tls_thread = NULL;
+    tls_generation = generation;
+    if (generation == 0) return NULL; /* not recording: fast path from now on */
+    pthread_once(&exit_key_once, create_exit_key);
+    spi_thread *t = new_thread();
+    pthread_mutex_lock(&session_lock);
+    if (atomic_load_explicit(&session_generation, memory_order_relaxed) != generation) {
+        pthread_mutex_unlock(&session_lock); /* finalize won the race */
+        if (t) free_thread(t);
+        tls_generation = 0;
+        return NULL;
+    }
+    if (!t) {
+        pthread_mutex_unlock(&session_lock);
+        tls_generation = 0; /* try again on the next call */
+        spi_status_remember(SP_ERR_OUT_OF_MEMORY);
+        return NULL;
+    }
+    t->index = session.thread_count++;
+    if (session.threads_tail) session.threads_tail->next = t;
+    else session.threads = t;
+    session.threads_tail = t;
+    pthread_mutex_unlock(&session_lock);
+    pthread_setspecific(exit_key, t);
+    tls_thread = t;
+    return t;
+}
+
+static inline spi_thread *current_thread(void) {
+    uint64_t generation = atomic_load_explicit(&session_generation, memory_order_relaxed);
+    if (__builtin_expect(generation == tls_generation, 1)) return tls_thread;
+    return attach_thread(generation);
+}
+
+/* ---- buffers ------------------------------------------------------------ */
+
+static int grow_stack(spi_thread *t) {
+    size_t capacity = t->stack_capacity * 2;
+    spi_frame *grown = spi_reallocarray(t->stack, capacity, sizeof *grown);
+    if (!grown) return SP_ERR_OUT_OF_MEMORY;
+    t->stack = grown;
+    t->stack_capacity = capacity;
+    return SP_OK;
+}
+
+static int add_chunk(spi_thread *t) {
+    size_t limit = session.buffer_limit_bytes;
+    if (limit) {
+        size_t before = atomic_fetch_add(&buffer_bytes, sizeof(spi_chunk));
+        if (before + sizeof(spi_chunk) > limit) {
+            atomic_fetch_sub(&buffer_bytes, sizeof(spi_chunk));
+            return SP_ERR_BUFFER_LIMIT;
+        }
+    } else {
+        atomic_fetch_add(&buffer_bytes, sizeof(spi_chunk));
+    }
+    spi_chunk *chunk = spi_malloc(sizeof *chunk);
+    if (!chunk) {
+        atomic_fetch_sub(&buffer_bytes, sizeof(spi_chunk));
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    chunk->next = NULL;
+    chunk->used = 0;
+    if (t->tail) t->tail->used = (size_t)(t->cursor - t->tail->events);
+    if (t->tail) t->tail->next = chunk;
+    else t->head = chunk;
+    t->tail = chunk;
+    t->cursor = chunk->events;
+    t->chunk_end = chunk->events + SPI_CHUNK_EVENTS;
+    return SP_OK;
+}
+
+/* Remember a parent too far back for the 32-bit gap (rare: a call that
+ * encloses more than 4e9 calls on its thread). */
+static uint32_t far_parent(spi_thread *t, int64_t sequence, int64_t parent_sequence) {
+    if (t->far_parent_count == t->far_parent_capacity) {
+        size_t capacity = t->far_parent_capacity ? t->far_parent_capacity * 2 : 16;
+        spi_far_parent *grown = spi_reallocarray(t->far_parents, capacity, sizeof *grown);
+        if (!grown) return 0; /* out of memory: the call becomes a root */
+        t->far_parents = grown;
+        t->far_parent_capacity = capacity;
+    }
+    t->far_parents[t->far_parent_count++] = (spi_far_parent){sequence, parent_sequence};
+    return SPI_GAP_FAR;
+}
+
+/* ---- begin / end -------------------------------------------------------- */
+
+static inline int push_call(spi_thread *t, int region) {
+    if (__builtin_expect(t->depth == t->stack_capacity, 0) && grow_stack(t) != SP_OK)
+        return SP_ERR_OUT_OF_MEMORY;
+    spi_frame *frame = &t->stack[t->depth++];
+    frame->region = region;
+    frame->sequence = t->next_sequence++;
+    /* hooks (counters): before the clock, so their cost is outside the region */
+    if (__builtin_expect(t->hook_state != NULL, 0)) t->hooks->begin(t->hook_state, region);
+    frame->start_ns = spi_clock_now_ns(); /* last: closest to the user's code */
+    return SP_OK;
+}
+
+static int report_unmatched(const spi_thread *t, int region) {
+    unsigned reports = atomic_fetch_add(&unmatched_reports, 1);
+    if (reports < UNMATCHED_REPORT_LIMIT) {
+        const spi_region_name *ended = spi_registry_get(region);
+        const spi_region_name *open =
+            t->depth ? spi_registry_get(t->stack[t->depth - 1].region) : NULL;
+        spi_diag("end of region \"%s\" without a matching begin on this thread "
+                 "(innermost open region: %s%s%s)%s",
+                 ended ? ended->text : "?", open ? "\"" : "", open ? open->text : "none",
+                 open ? "\"" : "",
+                 reports + 1 == UNMATCHED_REPORT_LIMIT ? "; further such messages suppressed" : "");
+    }
+    return SP_ERR_UNMATCHED_END;
+}
+
+static inline int pop_call(spi_thread *t, int region, int64_t now_ns) {
+    if (__builtin_expect(t->depth == 0 || t->stack[t->depth - 1].region != region, 0))
+        return report_unmatched(t, region);
+    const spi_frame *frame = &t->stack[--t->depth];
+    /* hooks (counters): after the match check, so their stack pops in step */
+    if (__builtin_expect(t->hook_state != NULL, 0)) t->hooks->end(t->hook_state, region);
+    if (__builtin_expect(t->cursor == t->chunk_end, 0)) {
+        int status = add_chunk(t);
+        if (status != SP_OK) {
+            t->dropped_events++;
+            return status;
+        }
+    }
+    spi_event *event = t->cursor++;
+    event->start_ns = frame->start_ns;
+    event->duration_ns = now_ns - frame->start_ns;
+    event->sequence = frame->sequence;
+    event->region = (uint32_t)region;
+    if (t->depth == 0) {
+        event->parent_gap = 0;
+    } else {
+        int64_t parent = t->stack[t->depth - 1].sequence;
+        int64_t gap = frame->sequence - parent;
+        event->parent_gap = gap < (int64_t)SPI_GAP_FAR ? (uint32_t)gap
+                                                       : far_parent(t, frame->sequence, parent);
+    }
+    return SP_OK;
+}
+
+/* Handle of a name through the thread's cache; registers on a miss. */
+static int cached_handle(spi_thread *t, const char *name, size_t len, int *status) {
+    uint64_t hash = spi_name_hash(name, len);
+    size_t mask = t->cache_capacity - 1;
+    size_t i = hash & mask;
+    for (; t->cache_handles[i] >= 0; i = (i + 1) & mask) {
+        if (t->cache_hashes[i] != hash) continue;
+        const spi_region_name *entry = spi_registry_get(t->cache_handles[i]);
+        if (entry->len == len && memcmp(entry->text, name, len) == 0) return t->cache_handles[i];
+    }
+    int handle = spi_registry_intern(name, len, hash, status);
+    if (handle < 0) return handle;
+    if ((t->cache_used + 1) * 2 > t->cache_capacity) {
+        /* Rehash into a table twice the size; on OOM just skip caching. */
+        size_t capacity = t->cache_capacity * 2;
+        uint64_t *hashes = spi_calloc(capacity, sizeof *hashes);
+        int32_t *handles = spi_malloc(capacity * sizeof *handles);
+        if (!hashes || !handles) {
+            spi_free(hashes);
+            spi_free(handles);
+            return handle;
+        }
+        memset(handles, 0xff, capacity * sizeof *handles);
+        for (size_t j = 0; j < t->cache_capacity; j++) {
+            if (t->cache_handles[j] < 0) continue;
+            size_t k = t->cache_hashes[j] & (capacity - 1);
+            while (handles[k] >= 0) k = (k + 1) & (capacity - 1);
+            hashes[k] = t->cache_hashes[j];
+            handles[k] = t->cache_handles[j];
+        }
+        spi_free(t->cache_hashes);
+        spi_free(t->cache_handles);
+        t->cache_hashes = hashes;
+        t->cache_handles = handles;
+        t->cache_capacity = capacity;
+        mask = capacity - 1;
+        i = hash & mask;
+        while (t->cache_handles[i] >= 0) i = (i + 1) & mask;
+    }
+    t->cache_hashes[i] = hash;
+    t->cache_handles[i] = handle;
+    t->cache_used++;
+    return handle;
+}
+
+static struct spi_recent_name *recent_slot(spi_thread *t, const char *name) {
+    return &t->recent[((uintptr_t)name >> 3) & (SPI_RECENT_NAMES - 1)];
+}
+
+/* Handle of a NUL-terminated name: the pointer-keyed slot first (one
+ * strcmp on a hit), then the hashed cache (strlen + hash + memcmp). */
+static inline int handle_of_cstr(spi_thread *t, const char *name, int *status) {
+    struct spi_recent_name *slot = recent_slot(t, name);
+    if (slot->pointer == name && strcmp(slot->text, name) == 0) return slot->handle;
+    size_t len = strlen(name);
+    if (len == 0) {
+        *status = SP_ERR_INVALID_ARGUMENT;
+        return -1;
+    }
+    int handle = cached_handle(t, name, len, status);
+    if (handle >= 0) {
+        const spi_region_name *entry = spi_registry_get(handle);
+        *slot = (struct spi_recent_name){name, entry->text, entry->len, handle};
+    }
+    return handle;
+}
+
+/* Handle of a sized name (no NUL), with the same two levels. */
+static inline int handle_of_sized(spi_thread *t, const char *name, size_t len, int *status) {
+    struct spi_recent_name *slot = recent_slot(t, name);
+    if (slot->pointer == name && slot->len == len && memcmp(slot->text, name, len) == 0)
+        return slot->handle;
+    int handle = cached_handle(t, name, len, status);
+    if (handle >= 0) {
+        const spi_region_name *entry = spi_registry_get(handle);
+        *slot = (struct spi_recent_name){name, entry->text, entry->len, handle};
+    }
+    return handle;
+}
+
+static int invalid_name(void) {
+    spi_status_remember(SP_ERR_INVALID_ARGUMENT);
+    return SP_ERR_INVALID_ARGUMENT;
+}
+
+/* The common tail of the by-name calls: remember failures only, so the
+ * success path stays free of the thread-local error store. */
+static inline int finish(int status) {
+    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+    return status;
+}
+
+SP_API int sp_region_begin(const char *name) {
+    if (!name) return invalid_name();
+    spi_thread *t = current_thread();
+    if (!t) return name[0] ? SP_OK : invalid_name();
+    int status = SP_OK;
+    int handle = handle_of_cstr(t, name, &status);
+    return finish(handle >= 0 ? push_call(t, handle) : status);
+}
+
+SP_API int sp_region_end(const char *name) {
+    if (!name) return invalid_name();
+    spi_thread *t = current_thread();
+    if (!t) return name[0] ? SP_OK : invalid_name();
+    int64_t now_ns = spi_clock_now_ns(); /* first: the lookup is not the user's time */
+    int status = SP_OK;
+    int handle = handle_of_cstr(t, name, &status);
+    return finish(handle >= 0 ? pop_call(t, handle, now_ns) : status);
+}
+
+SP_API int sp_region_begin_n(const char *name, size_t name_len) {
+    if (!name || name_len == 0) return invalid_name();
+    spi_thread *t = current_thread();
+    if (!t) return SP_OK;
+    int status = SP_OK;
+    int handle = handle_of_sized(t, name, name_len, &status);
+    return finish(handle >= 0 ? push_call(t, handle) : status);
+}
+
+SP_API int sp_region_end_n(const char *name, size_t name_len) {
+    if (!name || name_len == 0) return invalid_name();
+    spi_thread *t = current_thread();
+    if (!t) return SP_OK;
+    int64_t now_ns = spi_clock_now_ns();
+    int status = SP_OK;
+    int handle = handle_of_sized(t, name, name_len, &status);
+    return finish(handle >= 0 ? pop_call(t, handle, now_ns) : status);
+}
+
+SP_API void sp_begin(int region) {
+    spi_thread *t = current_thread();
+    if (!t) return;
+    if (__builtin_expect((unsigned)region >= (unsigned)spi_registry_count(), 0)) {
+        spi_status_remember(SP_ERR_INVALID_REGION);
+        return;
+    }
+    int status = push_call(t, region);
+    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+}
+
+SP_API void sp_end(int region) {
+    spi_thread *t = current_thread();
+    if (!t) return;
+    int64_t now_ns = spi_clock_now_ns();
+    int status = pop_call(t, region, now_ns);
+    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+}
+
+SP_API int sp_region_n(const char *name, size_t name_len) {
+    int status = SP_OK;
+    int handle;
+    if (!name || name_len == 0) {
+        status = SP_ERR_INVALID_ARGUMENT;
+        handle = -1;
+    } else {
+        /* A recording thread resolves through its lock-free caches; before
+         * setup (or on a thread that never recorded) the registry's lock is
+         * taken, which is fine for a once-per-site resolution. */
+        spi_thread *t = current_thread();
+        handle = t ? handle_of_sized(t, name, name_len, &status)
+                   : spi_registry_intern(name, name_len, spi_name_hash(name, name_len), &status);
+    }
+    if (status != SP_OK) spi_status_remember(status);
+    return handle < 0 ? SP_INVALID_REGION : handle;
+}
+
+SP_API int sp_region(const char *name) {
+    return sp_region_n(name, name ? strlen(name) : 0);
+}
+
+SP_API const char *sp_region_name(int region) {
+    const spi_region_name *entry = spi_registry_get(region);
+    return entry ? entry->text : NULL;
+}
+
+SP_API int64_t sp_now_ns(void) { return spi_clock_now_ns(); }
+
+/* ---- session ------------------------------------------------------------ */
+
+int spi_recorder_start(size_t buffer_limit_bytes, const spi_thread_hooks *hooks) {
+    pthread_mutex_lock(&session_lock);
+    session = (spi_session){.buffer_limit_bytes = buffer_limit_bytes};
+    /* release: a thread that sees the new generation sees these hooks */
+    atomic_store_explicit(&session_hooks, hooks, memory_order_release);
+    atomic_store(&buffer_bytes, 0);
+    atomic_store(&unmatched_reports, 0);
+    atomic_store_explicit(&session_generation, ++generation_counter, memory_order_relaxed);
+    pthread_mutex_unlock(&session_lock);
+    return SP_OK;
+}
+
+spi_session spi_recorder_stop(void) {
+    pthread_mutex_lock(&session_lock);
+    atomic_store_explicit(&session_generation, 0, memory_order_relaxed);
+    spi_session stopped = session;
+    session = (spi_session){0};
+    /* Threads still alive: the CPU time so far (a lower bound, as the
+     * format documents). A live thread cannot pass its exit hook while we
+     * hold the lock, so its pthread_t is valid here. */
+    for (spi_thread *t = stopped.threads; t; t = t->next) {
+        if (t->tail) t->tail->used = (size_t)(t->cursor - t->tail->events);
+        if (!t->alive) continue;
+        if (pthread_equal(t->pthread, pthread_self())) {
+            t->cpu_ns = spi_clock_thread_cpu_ns();
+        } else {
+            clockid_t cpu_clock;
+            struct timespec ts;
+            if (pthread_getcpuclockid(t->pthread, &cpu_clock) == 0 &&
+                clock_gettime(cpu_clock, &ts) == 0)
+                t->cpu_ns = (int64_t)ts.tv_sec * INT64_C(1000000000) + ts.tv_nsec;
+        }
+    }
+    pthread_mutex_unlock(&session_lock);
+    tls_thread = NULL;
+    tls_generation = 0;
+    return stopped;
+}
+
+void spi_recorder_release(spi_session *stopped) {
+    for (spi_thread *t = stopped->threads; t;) {
+        spi_thread *next = t->next;
+        free_thread(t);
+        t = next;
+    }
+    *stopped = (spi_session){0};
+}
+
+size_t spi_recorder_buffer_bytes(void) { return atomic_load(&buffer_bytes); }

@@ -1,0 +1,233 @@
+/*
+ * run.c - from per-thread event chunks to per-(rank, region) rows.
+ *
+ * Ids: thread t numbered its calls 0..n_t-1 in begin order; the rank-wide id
+ * is that number plus the total count of the threads attached before t.
+ * Parents are always earlier on the same thread, so parent id < child id
+ * holds, as FORMAT.md requires. Calls still open at finalize are dropped;
+ * a completed child of such a call becomes a root (-1), since its parent
+ * is not in the file.
+ *
+ * Exclusive time: one pass adds each call's duration to its parent's
+ * "child time" slot (an array indexed by sequence, per thread); a second
+ * pass subtracts. Linear, and exact for the recorded tree.
+ *
+ * Rows keep calls in start order (ties: lower id first), so start_deltas
+ * are non-negative and "first"/"last" mean what a user expects. Events are
+ * appended at end time, so only nested calls of the same region (recursion)
+ * or several threads make a row unsorted; it is sorted only then.
+ */
+#include "record/run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/diag.h"
+#include "record/registry.h"
+
+typedef struct call_record {
+    int64_t start;
+    int64_t duration;
+    int64_t call_id;
+    int64_t parent_id;
+    int64_t thread;
+} call_record;
+
+static int compare_calls(const void *a, const void *b) {
+    const call_record *x = a, *y = b;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->call_id > y->call_id) - (x->call_id < y->call_id);
+}
+
+/* The parent sequence of an event (-1 for a root). */
+static int64_t parent_sequence(const spi_thread *t, const spi_event *e) {
+    if (e->parent_gap == 0) return -1;
+    if (e->parent_gap != SPI_GAP_FAR) return e->sequence - (int64_t)e->parent_gap;
+    for (size_t i = 0; i < t->far_parent_count; i++)
+        if (t->far_parents[i].sequence == e->sequence) return t->far_parents[i].parent_sequence;
+    return -1;
+}
+
+/* 1 when `sequence` is a call still open on t (its stack holds increasing
+ * sequences from bottom to top, so a binary search finds it). */
+static int still_open(const spi_thread *t, int64_t sequence) {
+    size_t lo = 0, hi = t->depth;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->stack[mid].sequence == sequence) return 1;
+        if (t->stack[mid].sequence < sequence) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+#define FOR_EACH_EVENT(t, e)                                                   \
+    for (const spi_chunk *chunk_ = (t)->head; chunk_; chunk_ = chunk_->next)   \
+        for (const spi_event *e = chunk_->events; e < chunk_->events + chunk_->used; e++)
+
+/* Add each thread's exclusive time per region into exclusive[region]. */
+static int add_exclusive_times(const spi_session *session, int64_t *exclusive) {
+    for (const spi_thread *t = session->threads; t; t = t->next) {
+        if (!t->head) continue;
+        int64_t *child_time = spi_calloc((size_t)t->next_sequence, sizeof *child_time);
+        if (!child_time) return SP_ERR_OUT_OF_MEMORY;
+        FOR_EACH_EVENT(t, e) {
+            int64_t parent = parent_sequence(t, e);
+            if (parent >= 0) child_time[parent] += e->duration_ns;
+        }
+        FOR_EACH_EVENT(t, e) {
+            exclusive[e->region] += e->duration_ns - child_time[e->sequence];
+        }
+        spi_free(child_time);
+    }
+    return SP_OK;
+}
+
+static int allocate_row_columns(spi_row *row, int with_threads) {
+    size_t n = (size_t)row->count;
+    row->starts = spi_malloc(n * sizeof(int64_t));
+    row->durations = spi_malloc(n * sizeof(int64_t));
+    row->call_ids = spi_malloc(n * sizeof(int64_t));
+    row->parent_ids = spi_malloc(n * sizeof(int64_t));
+    if (with_threads) row->thread_ids = spi_malloc(n * sizeof(int64_t));
+    return row->starts && row->durations && row->call_ids && row->parent_ids &&
+                   (!with_threads || row->thread_ids)
+               ? SP_OK
+               : SP_ERR_OUT_OF_MEMORY;
+}
+
+/* Fill rows[] (sized by the caller, counts reset to 0) from the threads. */
+static void fill_rows(const spi_session *session, spi_row *rows, const int32_t *row_of_region,
+                      int with_threads) {
+    int64_t base = 0;
+    for (const spi_thread *t = session->threads; t; t = t->next) {
+        FOR_EACH_EVENT(t, e) {
+            spi_row *row = &rows[row_of_region[e->region]];
+            uint64_t i = row->count++;
+            int64_t parent = parent_sequence(t, e);
+            row->starts[i] = e->start_ns;
+            row->durations[i] = e->duration_ns;
+            row->call_ids[i] = base + e->sequence;
+            row->parent_ids[i] = (parent < 0 || still_open(t, parent)) ? -1 : base + parent;
+            if (with_threads) row->thread_ids[i] = t->index;
+        }
+        base += t->next_sequence;
+    }
+}
+
+/* Sort a row's calls by (start, id) when they are not already in order. */
+static int sort_row(spi_row *row) {
+    uint64_t n = row->count;
+    int sorted = 1;
+    for (uint64_t i = 1; i < n && sorted; i++)
+        sorted = row->starts[i - 1] < row->starts[i] ||
+                 (row->starts[i - 1] == row->starts[i] && row->call_ids[i - 1] < row->call_ids[i]);
+    if (sorted) return SP_OK;
+    call_record *records = spi_malloc((size_t)n * sizeof *records);
+    if (!records) return SP_ERR_OUT_OF_MEMORY;
+    for (uint64_t i = 0; i < n; i++)
+        records[i] = (call_record){row->starts[i], row->durations[i], row->call_ids[i],
+                                   row->parent_ids[i], row->thread_ids ? row->thread_ids[i] : 0};
+    qsort(records, (size_t)n, sizeof *records, compare_calls);
+    for (uint64_t i = 0; i < n; i++) {
+        row->starts[i] = records[i].start;
+        row->durations[i] = records[i].duration;
+        row->call_ids[i] = records[i].call_id;
+        row->parent_ids[i] = records[i].parent_id;
+        if (row->thread_ids) row->thread_ids[i] = records[i].thread;
+    }
+    spi_free(records);
+    return SP_OK;
+}
+
+static void report_open_calls(const spi_session *session, spi_run_report *report) {
+    for (const spi_thread *t = session->threads; t; t = t->next) {
+        for (size_t d = 0; d < t->depth; d++) {
+            const spi_region_name *name = spi_registry_get(t->stack[d].region);
+            spi_diag("region \"%s\" was still open at finalize on thread %d (%s); "
+                     "that call is dropped, its completed calls inside are kept",
+                     name ? name->text : "?", t->index, t->name);
+            report->open_calls++;
+        }
+        report->dropped_events += t->dropped_events;
+    }
+}
+
+static int fill_threads(const spi_session *session, uint32_t rank, spi_profile *profile) {
+    profile->threads = spi_calloc((size_t)session->thread_count, sizeof *profile->threads);
+    if (!profile->threads) return SP_ERR_OUT_OF_MEMORY;
+    for (const spi_thread *t = session->threads; t; t = t->next) {
+        spi_thread_row *row = &profile->threads[profile->thread_count++];
+        *row = (spi_thread_row){.rank = rank, .index = t->index, .ident = t->ident,
+                                .native_id = t->native_id, .daemon = 0,
+                                .start_ns = t->start_ns, .end_ns = t->alive ? -1 : t->end_ns,
+                                .cpu_ns = t->cpu_ns, .name = spi_strdup(t->name)};
+        if (!row->name) return SP_ERR_OUT_OF_MEMORY;
+    }
+    return SP_OK;
+}
+
+int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *profile,
+                    spi_run_report *report) {
+    *report = (spi_run_report){0};
+    report_open_calls(session, report);
+
+    int region_count = spi_registry_count();
+    uint64_t *calls = spi_calloc((size_t)region_count, sizeof *calls);
+    int64_t *exclusive = spi_calloc((size_t)region_count, sizeof *exclusive);
+    int32_t *row_of_region = spi_malloc((size_t)(region_count ? region_count : 1) * sizeof(int32_t));
+    int status = calls && exclusive && row_of_region ? SP_OK : SP_ERR_OUT_OF_MEMORY;
+
+    for (const spi_thread *t = session->threads; t && status == SP_OK; t = t->next) {
+        uint64_t before = 0;
+        FOR_EACH_EVENT(t, e) {
+            calls[e->region]++;
+            before++;
+        }
+        if (before) report->recording_threads++;
+    }
+    if (status == SP_OK) status = add_exclusive_times(session, exclusive);
+
+    /* One row per region with calls, in registration order; the region
+     * table holds exactly those names (the writer skips zero-call regions). */
+    size_t rows = 0;
+    for (int r = 0; r < region_count && status == SP_OK; r++)
+        row_of_region[r] = calls[r] ? (int32_t)rows++ : -1;
+    if (status == SP_OK) {
+        profile->rows = spi_calloc(rows, sizeof *profile->rows);
+        profile->names = spi_calloc(rows, sizeof *profile->names);
+        if (!profile->rows || !profile->names) status = SP_ERR_OUT_OF_MEMORY;
+    }
+    int with_threads = report->recording_threads > 1;
+    for (int r = 0; r < region_count && status == SP_OK; r++) {
+        if (row_of_region[r] < 0) continue;
+        spi_row *row = &profile->rows[row_of_region[r]];
+        profile->names[profile->name_count] = spi_strdup(spi_registry_get(r)->text);
+        if (!profile->names[profile->name_count]) status = SP_ERR_OUT_OF_MEMORY;
+        row->region = (uint32_t)profile->name_count++;
+        row->rank = rank;
+        row->count = calls[r];
+        row->exclusive_total = exclusive[r];
+        row->source_line = -1;
+        if (status == SP_OK) status = allocate_row_columns(row, with_threads);
+        row->count = 0; /* refilled by fill_rows */
+        profile->row_count++;
+    }
+    if (status == SP_OK) fill_rows(session, profile->rows, row_of_region, with_threads);
+    for (size_t i = 0; i < profile->row_count && status == SP_OK; i++) {
+        spi_row *row = &profile->rows[i];
+        status = sort_row(row);
+        spi_stats_compute(&row->stats, row->starts, row->durations, NULL, row->count, NULL);
+        profile->event_count += row->count;
+    }
+    profile->event_columns = SPI_EV_BIT(SPI_EV_CALL_IDS) | SPI_EV_BIT(SPI_EV_PARENT_IDS);
+    if (with_threads) profile->event_columns |= SPI_EV_BIT(SPI_EV_THREAD_IDS);
+    if (status == SP_OK && with_threads) status = fill_threads(session, rank, profile);
+
+    spi_free(calls);
+    spi_free(exclusive);
+    spi_free(row_of_region);
+    if (status != SP_OK) spi_profile_free(profile);
+    return status;
+}

@@ -1,0 +1,28 @@
+/*
+ * run.h - turn a stopped recording session into one rank's profile.
+ *
+ * Collects every thread's events into per-region rows, assigns call ids
+ * unique per rank, resolves parents, computes exclusive totals from the
+ * recorded call tree (once, here) and the summary statistics of each row.
+ */
+#ifndef SPI_RUN_H
+#define SPI_RUN_H
+
+#include <stdint.h>
+
+#include "profile/profile.h"
+#include "record/recorder.h"
+
+typedef struct spi_run_report {
+    uint64_t open_calls;      /* still open at finalize, dropped */
+    uint64_t dropped_events;  /* lost to the buffer limit or memory */
+    int recording_threads;    /* threads with at least one call */
+} spi_run_report;
+
+/* Fill `profile` (zeroed by the caller) with rank `rank` of the session.
+ * Metadata is left to the caller. Prints one line per region still open.
+ * Returns SP_OK or SP_ERR_OUT_OF_MEMORY (profile then freed). */
+int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *profile,
+                    spi_run_report *report);
+
+#endif /* SPI_RUN_H */
