@@ -4,7 +4,7 @@ against FORMAT.md 1.7.
 Runs test_counters' perf_software and likwid_fake cases into WORKDIR, then
 reads rank0/perf_events and rank0/likwid the way the Python package does
 and checks types, shapes and the fake back end's known values (the formulas
-in c/src/counters_likwid_fake.c). Exit 77 when perf events are not
+in c/src/counters/likwid_fake.c). Exit 77 when perf events are not
 permitted here (the perf half is then skipped; the LIKWID half still runs).
 """
 import os

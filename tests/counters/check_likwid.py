@@ -1,5 +1,5 @@
 """check_likwid.py CASE TEST_COUNTERS SCOPE_INSPECT WORKDIR - LIKWID results
-beyond storage, on the fake back end's file (counters_likwid_fake.c):
+beyond storage, on the fake back end's file (counters/likwid_fake.c):
 
   inspect  scope-inspect shows the LIKWID tables per rank and group (a known
            metric value appears) and --json has them under stable keys.

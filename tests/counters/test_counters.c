@@ -382,7 +382,7 @@ static int test_likwid_fake(void) {
     } while (0)
 
 /* One fake LIKWID record read back through the public API, against the
- * formulas of counters_likwid_fake.c for calls[] per hardware thread. The
+ * formulas of counters/likwid_fake.c for calls[] per hardware thread. The
  * expected doubles are computed with the same operations as the back end,
  * so equality is exact (HDF5 stores f8 unchanged). */
 static void check_fake_record(const sp_results *res, size_t i, const char *want_tag,
@@ -570,17 +570,19 @@ static int test_mpi_perf_read(void) {
     return 0;
 }
 
-/* Asking for LIKWID outside likwid-perfctr (or in a build without it):
- * one notice, the run goes on, no likwid group. */
-static int test_likwid_notice(void) {
+/* One "solve" call in a session that asks for real LIKWID, stderr into
+ * `stem`.stderr, the profile into `stem`.h5. SP_OK from both setup and
+ * finalize is checked: a LIKWID problem must never fail the run. */
+static int record_asking_for_likwid(const char *stem) {
+    char h5[128], err[128];
+    snprintf(h5, sizeof h5, "%s.h5", stem);
+    snprintf(err, sizeof err, "%s.stderr", stem);
     unsetenv("SCOPE_PROFILER_LIKWID_FAKE");
-    unsetenv("LIKWID_EVENTS");
-    unsetenv("LIKWID_FILEPATH");
     sp_options o;
     sp_options_init(&o);
-    o.file_path = "likwid_notice.h5";
+    o.file_path = h5;
     o.likwid = 1;
-    capture_stderr("likwid_notice.stderr");
+    capture_stderr(err);
     int setup = sp_setup_with_options(&o);
     sp_region_begin("solve");
     sp_region_end("solve");
@@ -588,12 +590,52 @@ static int test_likwid_notice(void) {
     restore_stderr();
     CHECK_EQ_INT(setup, SP_OK);
     CHECK_EQ_INT(fin, SP_OK);
-    CHECK_EQ_INT(count_lines_with("likwid_notice.stderr", "LIKWID counters off"), 1);
-    sp_results *res = open_results("likwid_notice.h5");
+    return 0;
+}
+
+/* The profile `stem`.h5 holds the "solve" region. */
+static int check_solve_recorded(const char *stem) {
+    char h5[128];
+    snprintf(h5, sizeof h5, "%s.h5", stem);
+    sp_results *res = open_results(h5);
     REQUIRE_RET(res != NULL);
     CHECK(sp_results_region_find(res, "solve") >= 0);
     sp_results_close(res);
+    return 0;
+}
+
+/* Asking for LIKWID outside likwid-perfctr (or in a build without it):
+ * one notice, the run goes on, no likwid group. */
+static int test_likwid_notice(void) {
+    unsetenv("LIKWID_EVENTS");
+    unsetenv("LIKWID_FILEPATH");
+    record_asking_for_likwid("likwid_notice");
+    CHECK_EQ_INT(count_lines_with("likwid_notice.stderr", "LIKWID counters off"), 1);
+    check_solve_recorded("likwid_notice");
     printf("path: real LIKWID back end refused (notice printed, timings recorded)\n");
+    return 0;
+}
+
+/* liblikwid is loaded only when a run asks for LIKWID, and a library that
+ * cannot be loaded (a compute node without LIKWID) turns LIKWID off with one
+ * line naming the file; the run records as usual. */
+static int test_likwid_unloadable(void) {
+    setenv("LIKWID_EVENTS", "CLOCK", 1);
+    setenv("LIKWID_FILEPATH", "likwid_unloadable.marker", 1);
+    setenv("SCOPE_PROFILER_LIKWID_LIBRARY", "/nonexistent/liblikwid.so.5", 1);
+    record_asking_for_likwid("likwid_unloadable");
+    unsetenv("SCOPE_PROFILER_LIKWID_LIBRARY");
+    unsetenv("LIKWID_EVENTS");
+    unsetenv("LIKWID_FILEPATH");
+    if (count_lines_with("likwid_unloadable.stderr", "built without LIKWID") == 1) {
+        printf("SKIP: this build has no LIKWID back end\n");
+        return SKIP;
+    }
+    CHECK_EQ_INT(count_lines_with("likwid_unloadable.stderr",
+                                  "cannot load the LIKWID library (/nonexistent/liblikwid.so.5)"),
+                 1);
+    check_solve_recorded("likwid_unloadable");
+    printf("path: LIKWID library not loadable (notice printed, timings recorded)\n");
     return 0;
 }
 
@@ -629,6 +671,7 @@ static const struct {
     {"likwid_fake", test_likwid_fake},
     {"likwid_notice", test_likwid_notice},
     {"likwid_real", test_likwid_real},
+    {"likwid_unloadable", test_likwid_unloadable},
     {"likwid_fake_read", test_likwid_fake_read},
     {"likwid_damaged", test_likwid_damaged},
     {"mpi_perf_read", test_mpi_perf_read},

@@ -14,11 +14,21 @@ Subcommands (see tests/package/CMakeLists.txt for how ctest calls them):
       Install into S, then move S to D (a different, deeper path). S no
       longer exists afterwards, so any reference to it fails loudly.
 
-  consumer --kind c|cxx|fortran|makefile|mpi --prefix P --work W [-- CMAKE_ARGS]
+  consumer --kind c|cxx|fortran|makefile|mpi|pkgconfig_c|pkgconfig_fortran
+           --prefix P --work W [-- CMAKE_ARGS]
       Configure, build and run consumers/<kind> out of tree against P; the
       written profile must be schema 3 and hold the consumer's regions, and
       P/bin/scope-inspect must read it. The mpi kind runs under
       `mpirun -np 2` (--mpiexec) and expects one file with both ranks.
+      The pkgconfig kinds compile consumers/c or consumers/fortran with
+      nothing but the compiler and `pkg-config --cflags --libs` (plus
+      --static when P holds a static build), the line a user types, and
+      check with ldd that the program needs no liblikwid or liblua.
+
+  static --source S --work W [-- CMAKE_ARGS]
+      Build S with -DBUILD_SHARED_LIBS=OFF, install it, move the tree, and
+      run the installed tools and the c, pkgconfig_c and pkgconfig_fortran
+      consumers against the moved static tree.
 
   subproject --mode add_subdirectory|fetchcontent --source S --work W
              --expect-targets a,b [-- CMAKE_ARGS]
@@ -62,6 +72,15 @@ EXPECTED = {
 }
 EXECUTABLE = {"c": "c_consumer", "cxx": "cxx_consumer", "fortran": "fortran_consumer",
               "makefile": "make_consumer", "mpi": "mpi_consumer"}
+# The pkg-config consumers build the c and fortran consumers' sources.
+PKGCONFIG_KINDS = {"pkgconfig_c": ("c", "main.c", "scopeprofiler"),
+                   "pkgconfig_fortran": ("fortran", "main.f90", "scopeprofiler-fortran")}
+for _kind, (_base, _, _) in PKGCONFIG_KINDS.items():
+    EXPECTED[_kind] = EXPECTED[_base]
+    EXECUTABLE[_kind] = f"{_kind}_consumer"
+# Optional libraries a plain consumer must never load (LIKWID is dlopened
+# by the library only when a run asks for it).
+FORBIDDEN_LIBRARIES = ("liblikwid", "liblua")
 MPI_RANKS = 2
 # (rank, region) -> calls that the one file of the MPI job must hold.
 MPI_ROWS = {(0, "mpi_consumer_all"): 1, (0, "mpi_consumer_rank0"): 1,
@@ -265,10 +284,14 @@ def cmd_consumer(a):
             raise Skip("the Fortran module was not built")
     if kind == "mpi" and "MPI" not in built:
         raise Skip("MPI support was not built")
+    if kind == "pkgconfig_fortran" and "Fortran" not in built:
+        raise Skip("the Fortran module was not built")
     fresh_dir(a.work)
-    source = os.path.join(CONSUMERS, kind)
+    source = os.path.join(CONSUMERS, PKGCONFIG_KINDS.get(kind, (kind,))[0])
     build = os.path.join(a.work, "build")
-    if kind == "makefile":
+    if kind in PKGCONFIG_KINDS:
+        build_pkgconfig_consumer(a, kind, source, build, static)
+    elif kind == "makefile":
         make = shutil.which(a.make or "make")
         pkg_config = shutil.which("pkg-config")
         if not make or not pkg_config:
@@ -306,6 +329,50 @@ def cmd_consumer(a):
     # the same (possibly moved) tree.
     inspect_profile(os.path.join(a.prefix, "bin", "scope-inspect"), profile, EXPECTED[kind],
                     MPI_RANKS if kind == "mpi" else 1)
+
+
+def build_pkgconfig_consumer(a, kind, source, build, static):
+    """compiler source -o exe $(pkg-config [--static] --cflags --libs pc):
+    no other flag, no LD_LIBRARY_PATH at run time."""
+    pkg_config = shutil.which("pkg-config")
+    if not pkg_config:
+        raise Skip("pkg-config is not available")
+    _, file_name, package = PKGCONFIG_KINDS[kind]
+    compiler = a.c_compiler if kind == "pkgconfig_c" else a.fortran_compiler
+    if not compiler:
+        raise Skip(f"no compiler given for {kind}")
+    os.makedirs(build)
+    env = dict(os.environ)
+    env["PKG_CONFIG_PATH"] = os.path.join(a.prefix, a.libdir, "pkgconfig")
+    query = [pkg_config] + (["--static"] if static else []) + ["--cflags", "--libs", package]
+    _, flags = run(query, env=env)
+    exe = os.path.join(build, EXECUTABLE[kind])
+    run([compiler, os.path.join(source, file_name), "-o", exe] + flags.split(), env=env)
+    check_needed_libraries(exe, a.prefix, static)
+
+
+def check_needed_libraries(exe, prefix, static):
+    """ldd of a consumer: no optional library it does not use; the shared
+    libscopeprofiler found in the tree under test (by the run path the .pc
+    gave), or not needed at all when linked statically."""
+    ldd = shutil.which("ldd")
+    if not ldd:
+        return
+    env = dict(os.environ)
+    env.pop("LD_LIBRARY_PATH", None)
+    _, out = run([ldd, exe], env=env)
+    names = [line.split()[0] for line in out.splitlines() if line.strip()]
+    forbidden = [n for n in names if n.startswith(FORBIDDEN_LIBRARIES)]
+    if forbidden:
+        raise Failure(f"{exe} loads {forbidden}, which it does not use:\n{out}")
+    ours = [line for line in out.splitlines() if "libscopeprofiler" in line]
+    if static and ours:
+        raise Failure(f"{exe} was linked statically but needs {ours}")
+    real_prefix = os.path.realpath(prefix)
+    if not static and not any(real_prefix in os.path.realpath(line.split("=>")[-1].split()[0])
+                              for line in ours if "=>" in line):
+        raise Failure(f"{exe} does not find libscopeprofiler under {prefix}:\n{out}")
+    print(f"ok: ldd {os.path.basename(exe)}: {' '.join(names)}")
 
 
 def find_executable(build, name):
@@ -423,6 +490,40 @@ def cmd_subproject(a):
           f"ScopeProfiler::{{{','.join(a.expect_targets)}}}")
 
 
+def cmd_static(a):
+    """The static archive, still available with -DBUILD_SHARED_LIBS=OFF:
+    installed, moved, its tools run, and the find_package and pkg-config
+    --static consumers link it and run."""
+    fresh_dir(a.work)
+    build = os.path.join(a.work, "build")
+    # The caller's arguments first: this test's choices win over theirs.
+    run([a.cmake, "-S", a.source, "-B", build] + a.cmake_args +
+        ["-DBUILD_SHARED_LIBS=OFF", "-DSCOPE_PROFILER_TESTS=OFF",
+         "-DSCOPE_PROFILER_EXAMPLES=OFF", "-DSCOPE_PROFILER_BENCHMARKS=OFF"])
+    cmd = [a.cmake, "--build", build]
+    if a.config:
+        cmd += ["--config", a.config]
+    run(cmd + ["--parallel", str(os.cpu_count() or 2)])
+    staging = os.path.join(a.work, "staging")
+    dest = os.path.join(a.work, "moved", "static", "tree")
+    do_install(build, staging, a.config, a.libdir, a.cmake)
+    os.makedirs(os.path.dirname(dest))
+    shutil.move(staging, dest)
+    check_install_tree(dest, a.libdir, a.includedir, a.tools)
+    built, static = installed_facts(dest, a.libdir)
+    if not static:
+        raise Failure(f"{dest}: the package config does not say STATIC for a static build")
+    consumer_args = [arg for arg in a.cmake_args if not arg.startswith("-DBUILD_SHARED_LIBS")]
+    for kind in ["c", "pkgconfig_c", "pkgconfig_fortran"]:
+        if kind == "pkgconfig_fortran" and "Fortran" not in built:
+            continue
+        args = argparse.Namespace(**dict(vars(a), kind=kind, prefix=dest,
+                                         work=os.path.join(a.work, "consumers", kind),
+                                         cmake_args=consumer_args))
+        cmd_consumer(args)
+    print(f"ok: static build installed at {dest} links and runs its consumers")
+
+
 REASONS = {"MPI": "MPI support was not built",
            "Fortran": "the Fortran module was not built",
            "CXX": "the C++ binding was not built"}
@@ -527,7 +628,7 @@ def main(argv):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("command",
                    choices=["install", "relocate", "consumer", "subproject",
-                            "missing-component", "version"])
+                            "missing-component", "version", "static"])
     p.add_argument("--build-dir")
     p.add_argument("--prefix")
     p.add_argument("--staging")
@@ -538,6 +639,7 @@ def main(argv):
     p.add_argument("--cmake", default="cmake")
     p.add_argument("--make", default="")
     p.add_argument("--c-compiler", default="")
+    p.add_argument("--fortran-compiler", default="")
     p.add_argument("--libdir", default="lib")
     p.add_argument("--includedir", default="include")
     p.add_argument("--tools", default="", help="comma-separated tools that must be in bin/")
@@ -551,7 +653,7 @@ def main(argv):
     a.tools = [t for t in a.tools.split(",") if t]
     a.expect_targets = [t for t in a.expect_targets.split(",") if t]
     handler = {"install": cmd_install, "relocate": cmd_relocate, "consumer": cmd_consumer,
-               "subproject": cmd_subproject,
+               "subproject": cmd_subproject, "static": cmd_static,
                "missing-component": cmd_missing_component, "version": cmd_version}[a.command]
     try:
         handler(a)

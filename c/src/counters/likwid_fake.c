@@ -1,5 +1,5 @@
 /*
- * counters_likwid_fake.c - a test-only LIKWID marker back end with known
+ * counters/likwid_fake.c - a test-only LIKWID marker back end with known
  * values (SCOPE_PROFILER_LIKWID_FAKE=1 together with SCOPE_PROFILER_LIKWID=1).
  *
  * Real LIKWID needs hardware counter access that CI machines and VMs rarely

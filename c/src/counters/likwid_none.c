@@ -1,7 +1,7 @@
 /*
  * counters/likwid_none.c - the LIKWID back end of a build without LIKWID:
  * asking for LIKWID says once that this build cannot, and nothing else
- * changes (the fake test back end in counters_likwid_fake.c still works).
+ * changes (the fake test back end in counters/likwid_fake.c still works).
  */
 #include <stdio.h>
 

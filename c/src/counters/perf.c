@@ -1,5 +1,5 @@
 /*
- * counters_perf.c - Linux perf events per region (perf_event_open, no
+ * counters/perf.c - Linux perf events per region (perf_event_open, no
  * library dependency).
  *
  * At setup the comma list is parsed against a table of the generic

@@ -167,7 +167,7 @@ static int read_region(const spi_h5r *h, hid_t group, const char *group_name,
     if (status == SP_OK) status = attr_text(h, group, "group_name", &r->group_name);
     if (status == SP_OK) status = attr_text(h, group, "source", &r->source);
     /* Names and their counts are stored together so that the records'
-     * free function (counters_records.c) always sees matching lengths. */
+     * free function (profile/profile.c) always sees matching lengths. */
     if (status == SP_OK)
         status = attr_names(h, group, "event_names", &r->event_names, &r->event_count);
     if (status == SP_OK)

@@ -347,7 +347,7 @@ static int byte_layout(const wire_counts *counts, size_t field, size_t unit, int
 }
 
 /* Counter results (perf totals, LIKWID regions: a few KiB per rank) go to
- * rank 0 as one packed blob per rank (counters_records.c) and land in
+ * rank 0 as one packed blob per rank (counters/records.c) and land in
  * `into`, which rank 0 writes before publish. Collective; every rank calls
  * it whatever its status. */
 static int gather_counters(const spi_profile *local, spi_profile *into, int status,
