@@ -123,6 +123,25 @@ typedef enum sp_metadata_detail {
     SP_METADATA_FULL = 1
 } sp_metadata_detail;
 
+/** What a session records (sp_options.mode). */
+typedef enum sp_mode {
+    /** Decided by $SCOPE_PROFILER_MODE ("trace" or "aggregate"), else trace.
+     *  This is what sp_options_init sets, so the environment can switch a
+     *  program that does not choose. */
+    SP_MODE_AUTO = 0,
+    /** Every call with its start and duration (32 bytes per call until
+     *  finalize): the full timeline, the call ids and parents. */
+    SP_MODE_TRACE = 1,
+    /** Per thread, one accumulator per call path (count, total, minimum,
+     *  maximum, exclusive time, sum of squared deviations): memory grows
+     *  with the number of distinct call paths, never with the number of
+     *  calls, so a run of any length fits. The file has the aggregate
+     *  layout plus the call paths (docs/FORMAT.md); there is no timeline.
+     *  A call of a region made directly inside a call of the same region
+     *  is counted on the enclosing path (recursion is one path). */
+    SP_MODE_AGGREGATE = 2
+} sp_mode;
+
 /**
  * Options for sp_setup_with_options. Initialise with sp_options_init() so
  * that fields added in later versions get their defaults.
@@ -159,6 +178,11 @@ typedef struct sp_options {
      *  `likwid-perfctr -m`; otherwise one notice and the run goes on without.
      *  Default 0, or 1 when $SCOPE_PROFILER_LIKWID is "1". */
     int likwid;
+    /** SP_MODE_AUTO (default), SP_MODE_TRACE or SP_MODE_AGGREGATE. A value
+     *  set here wins over $SCOPE_PROFILER_MODE; an unknown value makes setup
+     *  fail with SP_ERR_INVALID_ARGUMENT, an unknown $SCOPE_PROFILER_MODE
+     *  gives one diagnostic and trace mode. */
+    sp_mode mode;
 } sp_options;
 
 /**

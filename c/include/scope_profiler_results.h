@@ -171,6 +171,39 @@ SP_API int sp_results_is_aggregate(const sp_results *results);
 /** 1 when rows carry per-call arrays (not summary-only, not aggregate). */
 SP_API int sp_results_has_events(const sp_results *results);
 
+/** One call path of an aggregate-mode run (docs/FORMAT.md, rank<N>/call_paths):
+ *  every call of `region` on `thread` whose chain of enclosing regions is
+ *  the parent path's, summed. Times in ns, from CLOCK_MONOTONIC. */
+typedef struct sp_call_path {
+    uint32_t rank;
+    size_t region;            /**< region index (sp_results_region_name) */
+    int64_t parent;           /**< index of the parent path (same rank), -1 = root;
+                                   always below this path's index */
+    int64_t thread;           /**< thread-table index, -1 = unknown */
+    uint64_t count;           /**< calls */
+    uint64_t recursions;      /**< of those, calls made directly inside a call of
+                                   the same path (recursion is one path) */
+    int64_t total_ns;
+    int64_t min_ns;
+    int64_t max_ns;
+    int64_t exclusive_ns;     /**< total minus the direct children's time */
+    double m2;                /**< sum of squared deviations from the mean, ns^2 */
+    int64_t start_min_ns;     /**< earliest start of a call on the path */
+    int64_t end_max_ns;       /**< latest end */
+} sp_call_path;
+
+/** Number of call paths: > 0 only for aggregate files written by the native
+ *  library in aggregate mode (0 for traces and Python aggregate files).
+ *  Paths are ordered by rank, parents before children. */
+SP_API size_t sp_results_call_path_count(const sp_results *results);
+
+/**
+ * Copy call path `index` (< sp_results_call_path_count) into *path.
+ * Returns SP_OK, or SP_ERR_INVALID_ARGUMENT for a NULL argument or an index
+ * out of range. Thread-safety: read-only, safe concurrently.
+ */
+SP_API int sp_results_call_path(const sp_results *results, size_t index, sp_call_path *path);
+
 /** The path given to sp_results_open (owned copy). */
 SP_API const char *sp_results_path(const sp_results *results);
 
@@ -329,7 +362,9 @@ typedef enum sp_stats_source {
     SP_STATS_FROM_EVENTS = 0,  /**< computed from the per-call arrays */
     SP_STATS_STORED = 1,       /**< the file's summary_statistics (summary-only) */
     SP_STATS_AGGREGATE = 2     /**< aggregate_* columns: count, total, minimum,
-                                    maximum only; the other fields are 0 */
+                                    maximum; with call paths (our aggregate
+                                    mode) also mean, m2, start_minimum and
+                                    end_maximum; the other fields are 0 */
 } sp_stats_source;
 
 /**

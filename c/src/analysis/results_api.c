@@ -281,6 +281,19 @@ SP_API int sp_results_has_events(const sp_results *r) {
     return r && !r->profile.summary_only && !r->profile.aggregate;
 }
 SP_API const char *sp_results_path(const sp_results *r) { return r ? r->path : NULL; }
+
+SP_API size_t sp_results_call_path_count(const sp_results *r) { return r ? r->profile.path_count : 0; }
+
+SP_API int sp_results_call_path(const sp_results *r, size_t index, sp_call_path *path) {
+    if (!r || !path || index >= r->profile.path_count) return SP_ERR_INVALID_ARGUMENT;
+    const spi_call_path *p = &r->profile.paths[index];
+    *path = (sp_call_path){.rank = p->rank, .region = p->region, .parent = p->parent,
+                           .thread = p->thread, .count = p->count, .recursions = p->recursions,
+                           .total_ns = p->total, .min_ns = p->minimum, .max_ns = p->maximum,
+                           .exclusive_ns = p->exclusive, .m2 = p->m2,
+                           .start_min_ns = p->start_minimum, .end_max_ns = p->end_maximum};
+    return SP_OK;
+}
 SP_API uint32_t sp_results_rank_count(const sp_results *r) { return r ? r->profile.rank_count : 0; }
 
 /* ---- metadata ---------------------------------------------------------------- */
@@ -481,8 +494,9 @@ SP_API int sp_results_row_stats(const sp_results *r, size_t row, sp_row_stats *s
                   : r->profile.summary_only ? SP_STATS_STORED
                                             : SP_STATS_FROM_EVENTS,
     };
-    if (x->aggregate) {
-        /* Only count/total/min/max exist in this layout (documented). */
+    if (x->aggregate && r->profile.path_count == 0) {
+        /* Only count/total/min/max exist in this layout (documented); with
+         * call paths (our aggregate mode) the moments and times exist too. */
         stats->first = stats->last = stats->start_minimum = stats->end_maximum = 0;
         stats->gpu_count = 0;
         stats->gpu_total = 0;

@@ -184,7 +184,13 @@ static void pool_stored(spi_region_stats *out, const spi_profile *profile, const
     }
     out->available |= SPI_STAT_MIN_MAX;
     if (out->calls) out->mean_ns = (double)out->total_ns / (double)out->calls;
-    if (!aggregate) {
+    if (aggregate && profile->path_count > 0) {
+        /* Our aggregate mode's call paths carry the moments and the first
+         * start / last end, not the first and last durations. */
+        out->available |= SPI_STAT_STD | SPI_STAT_START_END;
+        out->std_ns = n ? sqrt(fmax(m2, 0.0) / (double)n) : 0.0;
+        out->gpu_total_ns = 0;
+    } else if (!aggregate) {
         /* The aggregate layout stores no moments and no first/last. */
         out->available |= SPI_STAT_STD | SPI_STAT_FIRST_LAST | SPI_STAT_START_END;
         out->std_ns = n ? sqrt(fmax(m2, 0.0) / (double)n) : 0.0;

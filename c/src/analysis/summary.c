@@ -9,9 +9,13 @@
  * a hidden call passes its place in the path on to its children, and its
  * time still counts as child time of its parent, so "(own)" is honest.
  *
+ * An aggregate file with call paths (docs/FORMAT.md) gives the same tree
+ * from its paths, pooled the same way (add_paths).
+ *
  * The table falls back to one row per region when the data has no calls
- * (summary-only, aggregate), when asked (flat), or when a rank's calls do
- * not nest; the last case is reported as SP_ERR_NESTING after printing.
+ * and no paths (summary-only, a Python aggregate file), when asked (flat),
+ * or when a rank's calls do not nest; the last case is reported as
+ * SP_ERR_NESTING after printing.
  *
  * Layout mirrors the reference renderer: a rounded box, the region column,
  * then value columns whose cells are indented like the tree so that a
@@ -344,6 +348,124 @@ static int pool_nodes(builder *b) {
     spi_free(durations);
     spi_free(totals);
     return SP_OK;
+}
+
+/* ---- aggregate files: the tree from the stored call paths --------------- */
+
+/* One stored path placed on a table node, for pooling. */
+typedef struct path_rec {
+    long node;
+    uint32_t rank;
+    const spi_call_path *path;
+} path_rec;
+
+static int cmp_path_rec(const void *a, const void *b) {
+    const path_rec *x = a, *y = b;
+    if (x->node != y->node) return x->node < y->node ? -1 : 1;
+    return x->rank < y->rank ? -1 : (x->rank > y->rank);
+}
+
+/* The table rows of an aggregate file with call paths: each selected
+ * rank's paths are placed on the same (parent, region) nodes as a trace's
+ * calls would be (hidden regions pass their place on, a run of one region
+ * is one recursive row), then pooled: counts, totals, exclusive times,
+ * min and max add up exactly; std pools the paths' (count, mean, m2);
+ * percentiles, first and last need the calls and stay empty. */
+static int add_paths(builder *b, const uint32_t *ranks, size_t rank_count) {
+    const spi_profile *p = b->profile;
+    path_rec *recs = spi_calloc(p->path_count + 1, sizeof *recs);
+    long *eff = spi_calloc(p->path_count + 1, sizeof *eff);
+    size_t rec_count = 0;
+    int status = recs && eff ? SP_OK : oom(b);
+    for (size_t first = 0; first < p->path_count && status == SP_OK;) {
+        uint32_t rank = p->paths[first].rank;
+        size_t end = first;
+        while (end < p->path_count && p->paths[end].rank == rank) end++;
+        bool selected = false;
+        for (size_t i = 0; i < rank_count && !selected; i++) selected = ranks[i] == rank;
+        for (size_t i = first; selected && i < end && status == SP_OK; i++) {
+            const spi_call_path *path = &p->paths[i];
+            long parent_node = path->parent >= 0 ? eff[first + (size_t)path->parent] : -1;
+            if (!b->visible[path->region]) {
+                eff[i] = parent_node;
+                continue;
+            }
+            long id = -1;
+            if (parent_node >= 0 && b->nodes[parent_node].region == path->region) {
+                id = parent_node;
+                b->nodes[id].recursive = true;
+            } else {
+                status = node_get(b, parent_node, path->region, &id);
+            }
+            if (path->recursions > 0 && id >= 0) b->nodes[id].recursive = true;
+            eff[i] = id;
+            recs[rec_count++] = (path_rec){id, rank, path};
+        }
+        first = end;
+    }
+    if (status == SP_OK) {
+        b->row_cap = b->node_count + p->name_count + 1;
+        b->rows = spi_calloc(b->row_cap, sizeof *b->rows);
+        if (!b->rows) status = oom(b);
+    }
+    int64_t *totals = status == SP_OK ? spi_calloc(rec_count + 1, sizeof *totals) : NULL;
+    if (status == SP_OK && !totals) status = oom(b);
+    for (size_t i = 0; i < b->node_count && status == SP_OK; i++) {
+        trow *row = row_append(b);
+        const node *n = &b->nodes[i];
+        row->name = p->names[n->region];
+        row->parent = n->parent;
+        row->depth = n->depth;
+        row->recursive = n->recursive;
+    }
+    if (status == SP_OK) qsort(recs, rec_count, sizeof *recs, cmp_path_rec);
+    for (size_t a = 0; a < rec_count && status == SP_OK;) {
+        size_t e = a, ranks_seen = 0;
+        trow *row = &b->rows[recs[a].node];
+        uint64_t calls = 0;
+        int64_t total = 0, excl = 0, minimum = INT64_MAX, maximum = INT64_MIN;
+        double mean = 0.0, m2 = 0.0;
+        for (; e < rec_count && recs[e].node == recs[a].node; e++) {
+            const spi_call_path *path = recs[e].path;
+            if (e == a || recs[e].rank != recs[e - 1].rank) totals[ranks_seen++] = 0;
+            totals[ranks_seen - 1] += path->total;
+            /* Chan et al.: exact pooling of (count, mean, m2) */
+            uint64_t n = calls + path->count;
+            double path_mean = (double)path->total / (double)path->count;
+            double delta = path_mean - mean;
+            m2 += path->m2 + delta * delta * (double)calls * (double)path->count / (double)n;
+            mean += delta * (double)path->count / (double)n;
+            calls = n;
+            total += path->total;
+            excl += path->exclusive;
+            if (path->minimum < minimum) minimum = path->minimum;
+            if (path->maximum > maximum) maximum = path->maximum;
+            if (path->start_minimum < row->start) row->start = path->start_minimum;
+        }
+        row->v[V_CALLS] = (double)calls;
+        row->v[V_TOTAL] = (double)total;
+        row->v[V_EXCL] = (double)excl;
+        row->v[V_AVG] = (double)total / (double)calls;
+        row->v[V_MIN] = (double)minimum;
+        row->v[V_MAX] = (double)maximum;
+        row->v[V_STD] = sqrt(m2 > 0 ? m2 / (double)calls : 0.0);
+        double imb = spi_imbalance(totals, ranks_seen);
+        row->v[V_IMB] = imb == 0.0 ? 0.0 : (imb - 1.0) * 100.0;
+        row->v[V_RANKS] = (double)ranks_seen;
+        /* Without the calls the union of their intervals is unknown; the
+         * total is its upper bound (exact for a path of one thread that
+         * does not recurse). */
+        row->v[V_COVERAGE] = (double)total;
+        row->has = HAS(V_CALLS) | HAS(V_TOTAL) | HAS(V_EXCL) | HAS(V_AVG) | HAS(V_MIN) |
+                   HAS(V_MAX) | HAS(V_STD) | HAS(V_IMB) | HAS(V_RANKS) | HAS(V_COVERAGE);
+        a = e;
+    }
+    for (size_t i = 0; i < b->node_count && status == SP_OK; i++)
+        if (b->rows[i].parent >= 0) b->rows[b->rows[i].parent].has_children = true;
+    spi_free(totals);
+    spi_free(recs);
+    spi_free(eff);
+    return status;
 }
 
 /* Union of a region's call intervals per rank, summed (flat rows). */
@@ -818,8 +940,10 @@ int spi_summary_print(const spi_profile *profile, FILE *out, const spi_summary_o
                        !matches_any(exc, exc_n, name);
     }
 
-    /* The call tree, unless flat was asked for or the data cannot give one. */
-    bool tree = !o->flat && spi_rank_tree_possible(profile);
+    /* The call tree, unless flat was asked for or the data cannot give one:
+     * from the calls, or from an aggregate file's stored call paths. */
+    bool paths = !o->flat && profile->aggregate && profile->path_count > 0;
+    bool tree = !o->flat && (paths || spi_rank_tree_possible(profile));
     if (tree) {
         ranks = spi_calloc(profile->row_count + 1, sizeof *ranks);
         if (!ranks) {
@@ -833,7 +957,8 @@ int spi_summary_print(const spi_profile *profile, FILE *out, const spi_summary_o
             for (size_t j = 0; j < nr && !seen; j++) seen = ranks[j] == rank;
             if (!seen && spi_rank_selected(o->ranks, o->rank_count, rank)) ranks[nr++] = rank;
         }
-        for (size_t i = 0; i < nr && status == SP_OK; i++) status = add_rank(&b, ranks[i]);
+        if (paths) status = add_paths(&b, ranks, nr);
+        for (size_t i = 0; !paths && i < nr && status == SP_OK; i++) status = add_rank(&b, ranks[i]);
         if (status == SP_ERR_NESTING) {
             /* Whole table falls back to flat rows (FORMAT.md 7.5). */
             nesting = status;
@@ -844,7 +969,7 @@ int spi_summary_print(const spi_profile *profile, FILE *out, const spi_summary_o
         }
         if (status != SP_OK) goto done;
     }
-    if (tree) {
+    if (tree && !paths) {
         b.row_cap = b.node_count + profile->name_count + 1;
         b.rows = spi_calloc(b.row_cap, sizeof *b.rows);
         if (!b.rows) {

@@ -41,6 +41,7 @@ static int64_t *borrow(const int64_t *p) { return (int64_t *)(uintptr_t)p; }
 static void view_close(spi_profile *view) {
     spi_free(view->rows);
     spi_free(view->names);
+    spi_free(view->paths);
     memset(view, 0, sizeof *view);
 }
 
@@ -96,6 +97,23 @@ static int view_open(spi_profile *view, const sp_results *res, spi_error *err) {
         view->event_count += row->count;
     }
     view->row_count = rows;
+    /* Aggregate mode's call paths: small (paths, not calls), so copied. */
+    size_t paths = sp_results_call_path_count(res);
+    view->paths = spi_calloc(paths + 1, sizeof *view->paths);
+    if (!view->paths) {
+        view_close(view);
+        return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    for (size_t i = 0; i < paths; i++) {
+        sp_call_path p;
+        if (sp_results_call_path(res, i, &p) != SP_OK) continue;
+        view->paths[view->path_count++] = (spi_call_path){
+            .rank = p.rank, .region = (uint32_t)p.region, .parent = p.parent,
+            .thread = p.thread, .count = p.count, .recursions = p.recursions,
+            .total = p.total_ns, .minimum = p.min_ns, .maximum = p.max_ns,
+            .exclusive = p.exclusive_ns, .m2 = p.m2, .start_minimum = p.start_min_ns,
+            .end_maximum = p.end_max_ns};
+    }
     return SP_OK;
 }
 

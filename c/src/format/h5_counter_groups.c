@@ -21,14 +21,8 @@
 #include "format/h5_util.h"
 #include "format/schema.h"
 
-/* Get-or-create the subgroup: several records share perf_events/. */
-static hid_t child_group(hid_t parent, const char *name) {
-    if (H5Lexists(parent, name, H5P_DEFAULT) > 0) return H5Gopen2(parent, name, H5P_DEFAULT);
-    return spi_h5_create_group(parent, name);
-}
-
 static int write_perf(hid_t rank_group, const spi_perf_record *r) {
-    hid_t perf = child_group(rank_group, "perf_events");
+    hid_t perf = spi_h5_open_or_create_group(rank_group, "perf_events");
     /* "a/b" and "a|b" map to one group name: keep the first, not fail. */
     if (perf >= 0 && H5Lexists(perf, r->region, H5P_DEFAULT) > 0) {
         H5Gclose(perf);
@@ -115,7 +109,7 @@ static int write_rank(hid_t file, const spi_profile *p, uint32_t rank) {
     char name[32];
     snprintf(name, sizeof name, "rank%u", rank);
     /* Another module (line profiles) may own rank<N> too: share it. */
-    hid_t group = child_group(file, name);
+    hid_t group = spi_h5_open_or_create_group(file, name);
     int status = group >= 0 ? SP_OK : SP_ERR_HDF5;
     for (size_t i = 0; status == SP_OK && i < p->perf_count; i++)
         if (p->perf[i].rank == rank) status = write_perf(group, &p->perf[i]);

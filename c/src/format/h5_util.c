@@ -112,3 +112,8 @@ int spi_h5_write_dataset(hid_t parent, const char *name, hid_t file_type, hid_t 
 hid_t spi_h5_create_group(hid_t parent, const char *name) {
     return H5Gcreate2(parent, name, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
 }
+
+hid_t spi_h5_open_or_create_group(hid_t parent, const char *name) {
+    if (H5Lexists(parent, name, H5P_DEFAULT) > 0) return H5Gopen2(parent, name, H5P_DEFAULT);
+    return spi_h5_create_group(parent, name);
+}

@@ -37,5 +37,8 @@ int spi_h5_write_attr_strings(hid_t object, const char *name, char *const *items
 int spi_h5_write_dataset(hid_t parent, const char *name, hid_t file_type, hid_t memory_type,
                          int rank, const hsize_t *dims, const void *data);
 hid_t spi_h5_create_group(hid_t parent, const char *name);
+/* The group `name` of parent, created when absent (rank<N> is shared by
+ * the counter groups and the call paths); < 0 on error. */
+hid_t spi_h5_open_or_create_group(hid_t parent, const char *name);
 
 #endif /* SPI_H5_UTIL_H */

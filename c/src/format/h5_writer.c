@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
+#include "format/h5_call_paths.h"
 #include "format/h5_counter_groups.h"
 #include "format/h5_util.h"
 #include "format/schema.h"
@@ -59,6 +60,8 @@ struct spi_writer {
     char **tags;
     char **event_metadata;
     spi_stats *stats;
+    /* aggregate layout: [SPI_IDX_AGGREGATE_COUNTS .. _EXCLUSIVES] per row */
+    int64_t *aggregates[SPI_IDX_AGGREGATE_EXCLUSIVES - SPI_IDX_AGGREGATE_COUNTS + 1];
 
     /* the row being streamed */
     bool row_open;
@@ -184,6 +187,8 @@ static void free_writer(spi_writer *w) {
     spi_free(w->tags);
     spi_free(w->event_metadata);
     spi_free(w->stats);
+    for (size_t i = 0; i < sizeof w->aggregates / sizeof w->aggregates[0]; i++)
+        spi_free(w->aggregates[i]);
     spi_free(w->scratch);
     spi_free(w->final_path);
     spi_free(w->temp_path);
@@ -204,6 +209,10 @@ static int allocate_index(spi_writer *w) {
     w->event_metadata = spi_calloc(rows, sizeof *w->event_metadata);
     w->stats = spi_calloc(rows, sizeof *w->stats);
     w->scratch = spi_calloc(SCRATCH_EVENTS, sizeof *w->scratch);
+    for (size_t i = 0; w->layout.aggregate && i < sizeof w->aggregates / sizeof w->aggregates[0];
+         i++)
+        if (!(w->aggregates[i] = spi_calloc(rows ? rows : 1, sizeof(int64_t))))
+            return SP_ERR_OUT_OF_MEMORY;
     return w->region_ids && w->ranks && w->offsets && w->counts && w->source_lines &&
                    w->exclusive_totals && w->source_files && w->source_texts && w->tags &&
                    w->event_metadata && w->stats && w->scratch
@@ -214,7 +223,7 @@ static int allocate_index(spi_writer *w) {
 int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_layout *layout,
                       spi_error *err) {
     *writer = NULL;
-    if (!path || !*path || !layout)
+    if (!path || !*path || !layout || (layout->aggregate && layout->event_count != 0))
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "no output path given");
     spi_writer *w = spi_calloc(1, sizeof *w);
     if (!w) return oom(NULL, err);
@@ -238,7 +247,9 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
     if (w->file < 0) return h5_fail(w, err, "create the HDF5 file");
     int64_t schema = SPI_SCHEMA_VERSION;
     if (spi_h5_write_attr_i64(w->file, SPI_ATTR_SCHEMA, schema) != SP_OK ||
-        spi_h5_write_attr_string(w->file, SPI_ATTR_STORAGE_LAYOUT, SPI_LAYOUT_COLUMNAR) != SP_OK)
+        spi_h5_write_attr_string(w->file, SPI_ATTR_STORAGE_LAYOUT,
+                                 layout->aggregate ? SPI_LAYOUT_AGGREGATE : SPI_LAYOUT_COLUMNAR) !=
+            SP_OK)
         return h5_fail(w, err, "write the root attributes");
 
     hid_t events = spi_h5_create_group(w->file, SPI_GROUP_EVENTS);
@@ -362,6 +373,14 @@ int spi_writer_begin_row(spi_writer *w, const spi_row_header *header, spi_error 
     w->source_lines[r] = header->source_line;
     w->exclusive_totals[r] = header->exclusive_total;
     w->stats[r] = header->stats;
+    if (w->layout.aggregate) {
+        /* u64 counts share the i64 buffers: same width, written as U64 */
+        w->aggregates[0][r] = (int64_t)header->aggregate_count;
+        w->aggregates[1][r] = header->aggregate_total;
+        w->aggregates[2][r] = header->aggregate_minimum;
+        w->aggregates[3][r] = header->aggregate_maximum;
+        w->aggregates[4][r] = header->aggregate_exclusive;
+    }
     w->row_open = true;
     w->row_events = 0;
     w->previous_start = 0;
@@ -437,8 +456,17 @@ static int write_index(spi_writer *w) {
         [SPI_IDX_SUMMARY_STATISTICS] = w->stats,
     };
     int status = SP_OK;
-    for (int c = 0; c < SPI_IDX_COLUMNAR_COUNT && status == SP_OK; c++)
-        status = write_column(group, &spi_index_columns[c], data[c], w->rows_written);
+    /* The aggregate layout (FORMAT.md 1.8): region_ids and ranks have a
+     * row each, the other columnar ones exist with length 0 as the Python
+     * writer leaves them, and the five aggregate columns carry the data. */
+    for (int c = 0; c < SPI_IDX_COLUMNAR_COUNT && status == SP_OK; c++) {
+        bool per_row = !w->layout.aggregate || c == SPI_IDX_REGION_IDS || c == SPI_IDX_RANKS;
+        status = write_column(group, &spi_index_columns[c], data[c], per_row ? w->rows_written : 0);
+    }
+    for (int c = SPI_IDX_AGGREGATE_COUNTS;
+         w->layout.aggregate && c <= SPI_IDX_AGGREGATE_EXCLUSIVES && status == SP_OK; c++)
+        status = write_column(group, &spi_index_columns[c],
+                              w->aggregates[c - SPI_IDX_AGGREGATE_COUNTS], w->rows_written);
     H5Gclose(group);
     return status;
 }
@@ -511,6 +539,7 @@ int spi_profile_write(const spi_profile *profile, const char *path, spi_error *e
         .region_count = profile->name_count,
         .thread_count = profile->thread_count,
         .event_columns = profile->event_columns,
+        .aggregate = profile->aggregate,
     };
     spi_writer *w = NULL;
     int status = spi_writer_create(&w, path, &layout, err);
@@ -532,6 +561,11 @@ int spi_profile_write(const spi_profile *profile, const char *path, spi_error *e
             .tags_json = row->tags_json,
             .event_metadata_json = row->event_metadata_json,
             .stats = row->stats,
+            .aggregate_count = row->aggregate_count,
+            .aggregate_total = row->aggregate_total,
+            .aggregate_minimum = row->aggregate_minimum,
+            .aggregate_maximum = row->aggregate_maximum,
+            .aggregate_exclusive = row->aggregate_exclusive,
         };
         spi_event_chunk chunk = {.count = row->count, .starts = row->starts,
                                  .durations = row->durations};
@@ -547,6 +581,7 @@ int spi_profile_write(const spi_profile *profile, const char *path, spi_error *e
     }
     /* rank<N>/perf_events and rank<N>/likwid (h5_counter_groups.c) */
     if (status == SP_OK) status = spi_h5_write_counter_groups(w->file, profile, err);
+    if (status == SP_OK) status = spi_h5_write_call_paths(w->file, profile, err);
     if (status == SP_OK) return spi_writer_publish(w, err);
     spi_writer_abort(w);
     return status;

@@ -24,6 +24,7 @@
 #ifndef SPI_H5_WRITER_H
 #define SPI_H5_WRITER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,6 +41,8 @@ typedef struct spi_writer_layout {
     size_t region_count;      /* names in region_table */
     size_t thread_count;      /* thread_table rows (0: no table) */
     unsigned event_columns;   /* SPI_EV_BIT set of optional event columns */
+    bool aggregate;           /* the aggregate layout (FORMAT.md 1.8): rows
+                                 carry totals, event_count must be 0 */
 } spi_writer_layout;
 
 /* Index data of one row; events follow through append_events. */
@@ -53,6 +56,12 @@ typedef struct spi_row_header {
     const char *tags_json;    /* NULL = "[]" */
     const char *event_metadata_json; /* NULL = "[]" */
     spi_stats stats;
+    /* aggregate layout only: the row's totals (ns) */
+    uint64_t aggregate_count;
+    int64_t aggregate_total;
+    int64_t aggregate_minimum;
+    int64_t aggregate_maximum;
+    int64_t aggregate_exclusive;  /* -1 = not computed */
 } spi_row_header;
 
 /* A chunk of a row's calls: starts/durations always; an optional column may

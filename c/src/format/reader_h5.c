@@ -704,6 +704,7 @@ static int read_file(spi_profile *out, const char *path, unsigned flags, spi_err
     if (status == SP_OK && version >= 2) status = spi_h5r_read_threads(&h, out);
     if (status == SP_OK) status = spi_h5r_read_perf(&h, out);
     if (status == SP_OK) status = spi_h5r_read_likwid(&h, out);
+    if (status == SP_OK) status = spi_h5r_read_call_paths(&h, out);
     /* Identifiers left open by an error path go with the file. */
     H5Fclose(file);
     return status;

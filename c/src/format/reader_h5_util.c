@@ -130,14 +130,17 @@ static int out_of_memory(const spi_h5r *h) {
     return spi_error_set(h->err, SP_ERR_OUT_OF_MEMORY, "%s: out of memory", h->path);
 }
 
-int spi_h5r_read_int_column(const spi_h5r *h, hid_t loc, const char *name, bool is_unsigned,
-                            hsize_t expected, void **values, hsize_t *len) {
+/* A whole 1-D column of type class `type_class`, converted by HDF5 to the
+ * 8-byte memory type `memory_type`. */
+static int read_numeric_column(const spi_h5r *h, hid_t loc, const char *name,
+                               H5T_class_t type_class, hid_t memory_type, hsize_t expected,
+                               void **values, hsize_t *len) {
     *values = NULL;
     hid_t dset;
     hsize_t n = 0;
     int status = spi_h5r_open_column(h, loc, name, &dset, &n);
     if (status != SP_OK) return status;
-    status = check_class(h, dset, H5T_INTEGER, name);
+    status = check_class(h, dset, type_class, name);
     if (status == SP_OK && expected != SPI_H5R_ANY_LENGTH && n != expected)
         status = length_mismatch(h, name, n, expected);
     void *buf = NULL;
@@ -146,8 +149,7 @@ int spi_h5r_read_int_column(const spi_h5r *h, hid_t loc, const char *name, bool 
         if (!buf || n > SIZE_MAX / 8) status = out_of_memory(h);
     }
     if (status == SP_OK && n > 0 &&
-        H5Dread(dset, is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64, H5S_ALL, H5S_ALL,
-                H5P_DEFAULT, buf) < 0)
+        H5Dread(dset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
         status = read_failed(h, name);
     H5Dclose(dset);
     if (status != SP_OK) {
@@ -157,6 +159,19 @@ int spi_h5r_read_int_column(const spi_h5r *h, hid_t loc, const char *name, bool 
     *values = buf;
     if (len) *len = n;
     return SP_OK;
+}
+
+int spi_h5r_read_int_column(const spi_h5r *h, hid_t loc, const char *name, bool is_unsigned,
+                            hsize_t expected, void **values, hsize_t *len) {
+    return read_numeric_column(h, loc, name, H5T_INTEGER,
+                               is_unsigned ? H5T_NATIVE_UINT64 : H5T_NATIVE_INT64, expected,
+                               values, len);
+}
+
+int spi_h5r_read_float_column(const spi_h5r *h, hid_t loc, const char *name, hsize_t expected,
+                              double **values, hsize_t *len) {
+    return read_numeric_column(h, loc, name, H5T_FLOAT, H5T_NATIVE_DOUBLE, expected,
+                               (void **)values, len);
 }
 
 int spi_h5r_read_int_slice(const spi_h5r *h, hid_t dset, const char *name, hsize_t offset,

@@ -49,6 +49,10 @@ int spi_h5r_open_column(const spi_h5r *h, hid_t loc, const char *name, hid_t *ds
 int spi_h5r_read_int_column(const spi_h5r *h, hid_t loc, const char *name, bool is_unsigned,
                             hsize_t expected, void **values, hsize_t *len);
 
+/* Read a whole floating-point column into a new array of double. */
+int spi_h5r_read_float_column(const spi_h5r *h, hid_t loc, const char *name, hsize_t expected,
+                              double **values, hsize_t *len);
+
 /* Read `count` integers (int64 in memory) starting at `offset` from an open
  * 1-D integer dataset into buf. */
 int spi_h5r_read_int_slice(const spi_h5r *h, hid_t dset, const char *name, hsize_t offset,
@@ -94,6 +98,11 @@ int spi_h5r_read_perf(const spi_h5r *h, struct spi_profile *profile);
  * disagree is SP_ERR_CORRUPT naming the file and the group
  * (reader_h5_likwid.c). */
 int spi_h5r_read_likwid(const spi_h5r *h, struct spi_profile *profile);
+/* rank<N>/call_paths (aggregate mode, docs/FORMAT.md) into
+ * profile->paths, checked against the aggregate rows already read: a
+ * damaged group is SP_ERR_CORRUPT naming the file and the group
+ * (reader_h5_paths.c). */
+int spi_h5r_read_call_paths(const spi_h5r *h, struct spi_profile *profile);
 /* The rank<N> groups of the root, numerically sorted (only "rank" followed
  * by digits counts). */
 int spi_h5r_rank_groups(const spi_h5r *h, uint32_t **ranks, size_t *count);

@@ -63,6 +63,24 @@ const spi_column spi_thread_columns[SPI_THR_COUNT] = {
 };
 #undef THR
 
+/* Relative to rank<N>/: every column is required when the group exists. */
+#define PATH SPI_GROUP_CALL_PATHS
+const spi_column spi_path_columns[SPI_PATH_COUNT] = {
+    [SPI_PATH_PARENTS] = {PATH, "parents", SPI_ELEM_I64, false, -1, NULL},
+    [SPI_PATH_REGION_IDS] = {PATH, "region_ids", SPI_ELEM_U32, false, 0, NULL},
+    [SPI_PATH_THREAD_IDS] = {PATH, "thread_ids", SPI_ELEM_I64, false, -1, NULL},
+    [SPI_PATH_COUNTS] = {PATH, "counts", SPI_ELEM_U64, false, 0, NULL},
+    [SPI_PATH_RECURSIONS] = {PATH, "recursions", SPI_ELEM_U64, false, 0, NULL},
+    [SPI_PATH_TOTALS] = {PATH, "totals", SPI_ELEM_I64, false, 0, NULL},
+    [SPI_PATH_MINIMUMS] = {PATH, "minimums", SPI_ELEM_I64, false, 0, NULL},
+    [SPI_PATH_MAXIMUMS] = {PATH, "maximums", SPI_ELEM_I64, false, 0, NULL},
+    [SPI_PATH_EXCLUSIVES] = {PATH, "exclusives", SPI_ELEM_I64, false, 0, NULL},
+    [SPI_PATH_M2] = {PATH, "m2", SPI_ELEM_F64, false, 0, NULL},
+    [SPI_PATH_START_MINIMUMS] = {PATH, "start_minimums", SPI_ELEM_I64, false, 0, NULL},
+    [SPI_PATH_END_MAXIMUMS] = {PATH, "end_maximums", SPI_ELEM_I64, false, 0, NULL},
+};
+#undef PATH
+
 const char *const spi_stats_field_names[SPI_STATS_FIELD_COUNT] = {
     "total", "minimum", "maximum", "first", "last", "start_minimum",
     "end_maximum", "gpu_count", "gpu_total", "mean", "m2"};

@@ -32,6 +32,8 @@
 #define SPI_GROUP_EVENTS "events"
 #define SPI_GROUP_THREAD_TABLE "thread_table"
 #define SPI_GROUP_TASK_TABLE "task_table"
+/* rank<N>/call_paths (ours, docs/FORMAT.md): aggregate mode's call paths */
+#define SPI_GROUP_CALL_PATHS "call_paths"
 
 typedef enum spi_elem {
     SPI_ELEM_I64,    /* H5T_STD_I64LE */
@@ -91,9 +93,27 @@ typedef enum spi_thread_col {
     SPI_THR_COUNT
 } spi_thread_col;
 
+/* rank<N>/call_paths columns (docs/FORMAT.md), all of length P. */
+typedef enum spi_path_col {
+    SPI_PATH_PARENTS,
+    SPI_PATH_REGION_IDS,
+    SPI_PATH_THREAD_IDS,
+    SPI_PATH_COUNTS,
+    SPI_PATH_RECURSIONS,
+    SPI_PATH_TOTALS,
+    SPI_PATH_MINIMUMS,
+    SPI_PATH_MAXIMUMS,
+    SPI_PATH_EXCLUSIVES,
+    SPI_PATH_M2,
+    SPI_PATH_START_MINIMUMS,
+    SPI_PATH_END_MAXIMUMS,
+    SPI_PATH_COUNT
+} spi_path_col;
+
 extern const spi_column spi_index_columns[SPI_IDX_COUNT];
 extern const spi_column spi_event_columns[SPI_EV_COUNT];
 extern const spi_column spi_thread_columns[SPI_THR_COUNT];
+extern const spi_column spi_path_columns[SPI_PATH_COUNT]; /* group: "call_paths" */
 
 /* "group/name" of a column into buf (returns buf). */
 const char *spi_column_path(const spi_column *column, char *buf, size_t buf_bytes);

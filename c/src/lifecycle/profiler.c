@@ -41,6 +41,7 @@ typedef struct spi_config {
     sp_metadata_detail detail;
     bool write_file;
     bool quiet;
+    bool aggregate;           /* SP_MODE_AGGREGATE after resolution */
     int64_t start_time_ns;
 } spi_config;
 
@@ -55,6 +56,17 @@ static bool env_flag(const char *name) {
 static const char *env_text(const char *name) {
     const char *value = getenv(name);
     return value && *value ? value : NULL;
+}
+
+/* sp_options.mode, then $SCOPE_PROFILER_MODE, then trace. */
+static sp_mode resolve_mode(sp_mode asked) {
+    if (asked != SP_MODE_AUTO) return asked;
+    const char *value = env_text("SCOPE_PROFILER_MODE");
+    if (!value || strcmp(value, "trace") == 0) return SP_MODE_TRACE;
+    if (strcmp(value, "aggregate") == 0) return SP_MODE_AGGREGATE;
+    spi_diag("SCOPE_PROFILER_MODE=%s is not \"trace\" or \"aggregate\"; recording a trace",
+             value);
+    return SP_MODE_TRACE;
 }
 
 SP_API void sp_options_init(sp_options *options) {
@@ -81,8 +93,11 @@ SP_API int sp_setup_with_options(const sp_options *options) {
 
 int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     int status = SP_OK;
-    if (!options || (options->metadata_detail != SP_METADATA_MINIMAL &&
-                     options->metadata_detail != SP_METADATA_FULL))
+    if (!options ||
+        (options->metadata_detail != SP_METADATA_MINIMAL &&
+         options->metadata_detail != SP_METADATA_FULL) ||
+        (options->mode != SP_MODE_AUTO && options->mode != SP_MODE_TRACE &&
+         options->mode != SP_MODE_AGGREGATE))
         status = SP_ERR_INVALID_ARGUMENT;
     else if (config.active || config.disabled)
         status = SP_ERR_ALREADY_ACTIVE;
@@ -110,6 +125,7 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     config.detail = options->metadata_detail;
     config.write_file = options->write_file != 0;
     config.quiet = options->quiet || env_flag("SCOPE_PROFILER_QUIET");
+    config.aggregate = resolve_mode(options->mode) == SP_MODE_AGGREGATE;
     spi_error err;
     spi_error_clear(&err);
     status = spi_job_start(mpi_comm, finalize_inside_mpi_finalize, &err);
@@ -123,7 +139,10 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     /* Counters before the recorder: threads attach their counters as soon
      * as recording starts. */
     status = spi_counters_configure(options);
-    if (status == SP_OK) status = spi_recorder_start(options->buffer_limit_bytes, spi_counters_hooks());
+    spi_recording recording = {.buffer_limit_bytes = options->buffer_limit_bytes,
+                               .aggregate = config.aggregate,
+                               .hooks = spi_counters_hooks()};
+    if (status == SP_OK) status = spi_recorder_start(&recording);
     if (status != SP_OK) {
         spi_counters_shutdown();
         spi_job_stop();

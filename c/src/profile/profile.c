@@ -43,6 +43,7 @@ void spi_profile_free(spi_profile *profile) {
         spi_free(perf->values);
     }
     spi_free(profile->perf);
+    spi_free(profile->paths);
     spi_likwid_records_free(profile);
     *profile = (spi_profile){0};
 }

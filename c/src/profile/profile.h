@@ -63,6 +63,27 @@ typedef struct spi_thread_row {
     char *name;
 } spi_thread_row;
 
+/* rank<N>/call_paths (docs/FORMAT.md, aggregate mode): one call path of
+ * one thread of one rank with its accumulated calls. A rank's paths are
+ * consecutive in spi_profile.paths and `parent` indexes within them. */
+typedef struct spi_call_path {
+    uint32_t rank;
+    uint32_t region;          /* index into spi_profile.names */
+    int64_t parent;           /* index among the rank's paths, -1 = root;
+                                 always below the path's own index */
+    int64_t thread;           /* thread-table index, -1 = unknown */
+    uint64_t count;
+    uint64_t recursions;      /* of count, calls made directly inside a call
+                                 of the same path (recursion collapsed) */
+    int64_t total;            /* ns */
+    int64_t minimum;
+    int64_t maximum;
+    int64_t exclusive;
+    double m2;                /* sum of squared deviations from the mean, ns^2 */
+    int64_t start_minimum;    /* earliest start of a call on the path */
+    int64_t end_maximum;      /* latest end */
+} spi_call_path;
+
 /* rank<N>/perf_events/<region> (FORMAT.md 1.7): counter totals. */
 typedef struct spi_perf_record {
     uint32_t rank;
@@ -115,6 +136,9 @@ typedef struct spi_profile {
     uint64_t event_count;     /* sum of row counts */
     spi_perf_record *perf;
     size_t perf_count;
+    /* Aggregate mode's call paths (rank by rank); none in other files. */
+    spi_call_path *paths;
+    size_t path_count;
     /* LIKWID results (counters module, format/reader_h5_likwid.c) */
     spi_likwid_record *likwid;
     size_t likwid_count;
@@ -151,6 +175,12 @@ spi_row *spi_profile_append_row(spi_profile *profile);
  * int64 (SP_ERR_CORRUPT naming path otherwise: no real clock gets there). */
 int spi_profile_compute_stats(spi_profile *profile, const char *path, bool with_ends,
                               spi_error *err);
+
+/* Set the statistics of every aggregate row from the call paths of its
+ * (rank, region): total, minimum, maximum, start_minimum, end_maximum,
+ * mean and m2 (the paths' (count, mean, m2) pooled exactly). Rows without
+ * paths keep zeroed statistics. SP_OK or SP_ERR_OUT_OF_MEMORY. */
+int spi_profile_stats_from_paths(spi_profile *profile);
 
 /* Append a record (zeroed, rank set) to profile->likwid; NULL on OOM. */
 spi_likwid_record *spi_likwid_record_add(spi_profile *profile, uint32_t rank);

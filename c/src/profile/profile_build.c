@@ -106,3 +106,57 @@ spi_likwid_record *spi_likwid_record_add(spi_profile *profile, uint32_t rank) {
     *r = (spi_likwid_record){.rank = rank, .group_id = -1};
     return r;
 }
+
+int spi_profile_stats_from_paths(spi_profile *profile) {
+    if (profile->path_count == 0) return SP_OK;
+    /* row of (rank, region): rows of one rank are few, a scan per rank
+     * block of paths keeps this linear in rows + paths */
+    int64_t *row_of = spi_malloc((profile->name_count + 1) * sizeof *row_of);
+    uint64_t *pooled = spi_calloc(profile->row_count + 1, sizeof *pooled);
+    if (!row_of || !pooled) {
+        spi_free(row_of);
+        spi_free(pooled);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    for (size_t r = 0; r < profile->row_count; r++) {
+        spi_row *row = &profile->rows[r];
+        if (!row->aggregate) continue;
+        row->stats = (spi_stats){.minimum = INT64_MAX, .maximum = INT64_MIN,
+                                 .start_minimum = INT64_MAX, .end_maximum = INT64_MIN};
+    }
+    for (size_t first = 0; first < profile->path_count;) {
+        uint32_t rank = profile->paths[first].rank;
+        size_t end = first;
+        while (end < profile->path_count && profile->paths[end].rank == rank) end++;
+        for (size_t i = 0; i <= profile->name_count; i++) row_of[i] = -1;
+        for (size_t r = 0; r < profile->row_count; r++)
+            if (profile->rows[r].rank == rank && profile->rows[r].aggregate &&
+                profile->rows[r].region < profile->name_count)
+                row_of[profile->rows[r].region] = (int64_t)r;
+        for (size_t i = first; i < end; i++) {
+            const spi_call_path *p = &profile->paths[i];
+            if (p->region >= profile->name_count || row_of[p->region] < 0 || p->count == 0)
+                continue;
+            size_t r = (size_t)row_of[p->region];
+            spi_stats *s = &profile->rows[r].stats;
+            s->total = (int64_t)((uint64_t)s->total + (uint64_t)p->total);
+            if (p->minimum < s->minimum) s->minimum = p->minimum;
+            if (p->maximum > s->maximum) s->maximum = p->maximum;
+            if (p->start_minimum < s->start_minimum) s->start_minimum = p->start_minimum;
+            if (p->end_maximum > s->end_maximum) s->end_maximum = p->end_maximum;
+            /* exact pooling of (count, mean, m2), FORMAT.md 7.3 */
+            uint64_t n = pooled[r] + p->count;
+            double mean = (double)p->total / (double)p->count;
+            double delta = mean - s->mean;
+            s->m2 += p->m2 + delta * delta * (double)pooled[r] * (double)p->count / (double)n;
+            s->mean += delta * (double)p->count / (double)n;
+            pooled[r] = n;
+        }
+        first = end;
+    }
+    for (size_t r = 0; r < profile->row_count; r++)
+        if (profile->rows[r].aggregate && pooled[r] == 0) profile->rows[r].stats = (spi_stats){0};
+    spi_free(row_of);
+    spi_free(pooled);
+    return SP_OK;
+}

@@ -40,12 +40,15 @@ static spi_session session;                     /* under session_lock */
 static atomic_size_t buffer_bytes = 0;
 /* The current session's thread hooks (recorder.h); NULL = none. */
 static _Atomic(const spi_thread_hooks *) session_hooks = NULL;
+/* The current session's mode, read by threads attaching to it. */
+static atomic_bool session_aggregate = false;
 static atomic_uint unmatched_reports = 0;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
 
 #define INITIAL_STACK_FRAMES 64
 #define INITIAL_CACHE_SLOTS 64
+#define INITIAL_PATH_SLOTS 64
 #define UNMATCHED_REPORT_LIMIT 10
 
 /* ---- thread attach / exit ---------------------------------------------- */
@@ -80,6 +83,9 @@ static void free_thread(spi_thread *t) {
     spi_free(t->cache_hashes);
     spi_free(t->cache_handles);
     spi_free(t->far_parents);
+    spi_free(t->nodes);
+    spi_free(t->path_keys);
+    spi_free(t->path_nodes);
     if (t->hook_state) t->hooks->release(t->hook_state);
     spi_free(t);
 }
@@ -93,6 +99,17 @@ static spi_thread *new_thread(void) {
     if (!t->stack || !t->cache_hashes || !t->cache_handles) {
         free_thread(t);
         return NULL;
+    }
+    t->aggregate = atomic_load_explicit(&session_aggregate, memory_order_acquire);
+    if (t->aggregate) {
+        t->path_keys = spi_calloc(INITIAL_PATH_SLOTS, sizeof *t->path_keys);
+        t->path_nodes = spi_malloc(INITIAL_PATH_SLOTS * sizeof *t->path_nodes);
+        if (!t->path_keys || !t->path_nodes) {
+            free_thread(t);
+            return NULL;
+        }
+        memset(t->path_nodes, 0xff, INITIAL_PATH_SLOTS * sizeof *t->path_nodes);
+        t->path_capacity = INITIAL_PATH_SLOTS;
     }
     t->stack_capacity = INITIAL_STACK_FRAMES;
     t->cache_capacity = INITIAL_CACHE_SLOTS;
@@ -201,13 +218,93 @@ static uint32_t far_parent(spi_thread *t, int64_t sequence, int64_t parent_seque
     return SPI_GAP_FAR;
 }
 
+/* ---- aggregate mode: call paths ----------------------------------------- */
+
+static inline uint64_t path_key(int32_t parent, int region) {
+    return ((uint64_t)(uint32_t)(parent + 1) << 32) | (uint32_t)region;
+}
+
+/* Fibonacci hashing of the two small integers: one multiply, good spread. */
+static inline size_t path_slot(uint64_t key, size_t capacity) {
+    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (capacity - 1);
+}
+
+static int grow_path_table(spi_thread *t) {
+    size_t capacity = t->path_capacity * 2;
+    uint64_t *keys = spi_calloc(capacity, sizeof *keys);
+    int32_t *nodes = spi_malloc(capacity * sizeof *nodes);
+    if (!keys || !nodes) {
+        spi_free(keys);
+        spi_free(nodes);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    memset(nodes, 0xff, capacity * sizeof *nodes);
+    for (size_t i = 0; i < t->path_capacity; i++) {
+        if (t->path_nodes[i] < 0) continue;
+        size_t j = path_slot(t->path_keys[i], capacity);
+        while (nodes[j] >= 0) j = (j + 1) & (capacity - 1);
+        keys[j] = t->path_keys[i];
+        nodes[j] = t->path_nodes[i];
+    }
+    spi_free(t->path_keys);
+    spi_free(t->path_nodes);
+    t->path_keys = keys;
+    t->path_nodes = nodes;
+    t->path_capacity = capacity;
+    return SP_OK;
+}
+
+/* A new path: the only allocation of aggregate recording. */
+static int32_t add_path(spi_thread *t, int32_t parent, int region, uint64_t key) {
+    if (t->node_count >= INT32_MAX) return -1;
+    if ((t->node_count + 1) * 2 > t->path_capacity && grow_path_table(t) != SP_OK) return -1;
+    if (t->node_count == t->node_capacity) {
+        size_t capacity = t->node_capacity ? t->node_capacity * 2 : 64;
+        spi_path_node *grown = spi_reallocarray(t->nodes, capacity, sizeof *grown);
+        if (!grown) return -1;
+        t->nodes = grown;
+        t->node_capacity = capacity;
+    }
+    int32_t node = (int32_t)t->node_count++;
+    t->nodes[node] = (spi_path_node){.parent = parent, .region = (uint32_t)region,
+                                     .min_ns = INT64_MAX, .max_ns = INT64_MIN,
+                                     .start_min_ns = INT64_MAX, .end_max_ns = INT64_MIN};
+    size_t i = path_slot(key, t->path_capacity);
+    while (t->path_nodes[i] >= 0) i = (i + 1) & (t->path_capacity - 1);
+    t->path_keys[i] = key;
+    t->path_nodes[i] = node;
+    return node;
+}
+
+/* The path of a call of `region` made inside the path `parent` (-1: none). */
+static inline int32_t path_of(spi_thread *t, int32_t parent, int region) {
+    /* recursion: a run of one region stays on one path (the summary
+     * table's collapse), so recursion depth never creates paths */
+    if (parent >= 0 && t->nodes[parent].region == (uint32_t)region) {
+        t->nodes[parent].recursions++;
+        return parent;
+    }
+    uint64_t key = path_key(parent, region);
+    size_t mask = t->path_capacity - 1;
+    for (size_t i = path_slot(key, t->path_capacity); t->path_nodes[i] >= 0; i = (i + 1) & mask)
+        if (t->path_keys[i] == key) return t->path_nodes[i];
+    return add_path(t, parent, region, key);
+}
+
 /* ---- begin / end -------------------------------------------------------- */
 
 static inline int push_call(spi_thread *t, int region) {
     if (__builtin_expect(t->depth == t->stack_capacity, 0) && grow_stack(t) != SP_OK)
         return SP_ERR_OUT_OF_MEMORY;
+    int32_t node = -1;
+    if (t->aggregate) {
+        node = path_of(t, t->depth ? t->stack[t->depth - 1].node : -1, region);
+        if (__builtin_expect(node < 0, 0)) return SP_ERR_OUT_OF_MEMORY;
+    }
     spi_frame *frame = &t->stack[t->depth++];
     frame->region = region;
+    frame->node = node;
+    frame->child_ns = 0;
     frame->sequence = t->next_sequence++;
     /* hooks (counters): before the clock, so their cost is outside the region */
     if (__builtin_expect(t->hook_state != NULL, 0)) t->hooks->begin(t->hook_state, region);
@@ -236,6 +333,21 @@ static inline int pop_call(spi_thread *t, int region, int64_t now_ns) {
     const spi_frame *frame = &t->stack[--t->depth];
     /* hooks (counters): after the match check, so their stack pops in step */
     if (__builtin_expect(t->hook_state != NULL, 0)) t->hooks->end(t->hook_state, region);
+    if (t->aggregate) {
+        int64_t d = now_ns - frame->start_ns;
+        spi_path_node *n = &t->nodes[frame->node];
+        n->count++;
+        n->total_ns += d;
+        n->exclusive_ns += d - frame->child_ns;
+        n->min_ns = d < n->min_ns ? d : n->min_ns;
+        n->max_ns = d > n->max_ns ? d : n->max_ns;
+        n->sum_squares += (spi_u128)(uint64_t)d * (uint64_t)d;
+        /* ends come in time order on a thread; starts do not (recursion) */
+        n->start_min_ns = frame->start_ns < n->start_min_ns ? frame->start_ns : n->start_min_ns;
+        n->end_max_ns = now_ns;
+        if (t->depth) t->stack[t->depth - 1].child_ns += d;
+        return SP_OK;
+    }
     if (__builtin_expect(t->cursor == t->chunk_end, 0)) {
         int status = add_chunk(t);
         if (status != SP_OK) {
@@ -439,11 +551,13 @@ SP_API int64_t sp_now_ns(void) { return spi_clock_now_ns(); }
 
 /* ---- session ------------------------------------------------------------ */
 
-int spi_recorder_start(size_t buffer_limit_bytes, const spi_thread_hooks *hooks) {
+int spi_recorder_start(const spi_recording *recording) {
     pthread_mutex_lock(&session_lock);
-    session = (spi_session){.buffer_limit_bytes = buffer_limit_bytes};
-    /* release: a thread that sees the new generation sees these hooks */
-    atomic_store_explicit(&session_hooks, hooks, memory_order_release);
+    session = (spi_session){.buffer_limit_bytes = recording->buffer_limit_bytes,
+                            .aggregate = recording->aggregate};
+    /* release: a thread that sees the new generation sees these */
+    atomic_store_explicit(&session_hooks, recording->hooks, memory_order_release);
+    atomic_store_explicit(&session_aggregate, recording->aggregate, memory_order_release);
     atomic_store(&buffer_bytes, 0);
     atomic_store(&unmatched_reports, 0);
     atomic_store_explicit(&session_generation, ++generation_counter, memory_order_relaxed);

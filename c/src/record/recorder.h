@@ -6,6 +6,11 @@
  * to the thread's current chunk. No locks, no I/O, and no allocation after
  * warm-up except a new chunk (chunks are linked, never copied).
  *
+ * Aggregate mode replaces the events by one accumulator per call path
+ * (spi_path_node): begin finds the path of (current path, region) in a
+ * per-thread table, end adds the call to it. Memory grows with the number
+ * of distinct paths, and allocation happens only for a new path.
+ *
  * Call ids: each thread numbers the calls it opens 0, 1, 2, ... (its
  * "sequence"). An event stores its own sequence and the distance back to its
  * parent's; run.c turns them into ids unique per rank by offsetting each
@@ -43,8 +48,31 @@ typedef struct spi_chunk {
 typedef struct spi_frame {
     int64_t start_ns;
     int64_t sequence;
+    int64_t child_ns;      /* aggregate mode: time of the direct children so far */
     int32_t region;
+    int32_t node;          /* aggregate mode: the call's path (spi_path_node) */
 } spi_frame;
+
+/* Exact sums of squared durations: a 64x64 -> 128-bit multiply-add per
+ * call, no rounding until finalize (std without Welford's division). */
+__extension__ typedef unsigned __int128 spi_u128;
+
+/* Aggregate mode: the accumulator of one call path of one thread. The
+ * path is (parent node, region); a call of a region directly inside a call
+ * of the same region stays on the enclosing node (recursion = one path). */
+typedef struct spi_path_node {
+    int32_t parent;        /* node index on the same thread, -1 = root */
+    uint32_t region;       /* registry handle */
+    uint64_t count;
+    uint64_t recursions;   /* calls made directly inside a call of this path */
+    int64_t total_ns;
+    int64_t min_ns;
+    int64_t max_ns;
+    int64_t exclusive_ns;  /* sum of (duration - direct children) */
+    int64_t start_min_ns;  /* earliest start of a call on this path */
+    int64_t end_max_ns;    /* latest end */
+    spi_u128 sum_squares;  /* sum of duration^2, ns^2 */
+} spi_path_node;
 
 /* A parent further back than a uint32 gap (a call enclosing > 4e9 calls). */
 typedef struct spi_far_parent {
@@ -54,6 +82,7 @@ typedef struct spi_far_parent {
 
 typedef struct spi_thread {
     /* hot: touched by every begin/end */
+    bool aggregate;          /* the session's mode, copied at attach */
     spi_frame *stack;
     size_t depth;
     size_t stack_capacity;
@@ -82,6 +111,15 @@ typedef struct spi_thread {
     size_t cache_capacity;   /* power of two */
     size_t cache_used;
 
+    /* aggregate mode: the call paths, and (parent, region) -> node in an
+     * open-addressing table keyed by both (no string is hashed) */
+    spi_path_node *nodes;
+    size_t node_count;
+    size_t node_capacity;
+    uint64_t *path_keys;
+    int32_t *path_nodes;     /* -1 = empty slot */
+    size_t path_capacity;    /* power of two */
+
     /* cold */
     const struct spi_thread_hooks *hooks; /* whose hook_state it is */
     spi_chunk *head;
@@ -108,6 +146,7 @@ typedef struct spi_session {
     spi_thread *threads_tail;
     int thread_count;
     size_t buffer_limit_bytes;    /* 0 = none */
+    bool aggregate;               /* call-path accumulators, no events */
 } spi_session;
 
 /* Per-thread extensions of the recording (the counters module is one).
@@ -125,10 +164,16 @@ typedef struct spi_thread_hooks {
     void (*end)(void *state, int region);
 } spi_thread_hooks;
 
-/* Start a session: the hot path starts recording. hooks (may be NULL: none)
- * must stay valid until the session is released. Returns SP_OK or
+/* What a session records. */
+typedef struct spi_recording {
+    size_t buffer_limit_bytes;        /* trace mode: 0 = no limit */
+    bool aggregate;                   /* per-path accumulators instead of events */
+    const spi_thread_hooks *hooks;    /* NULL: none; valid until released */
+} spi_recording;
+
+/* Start a session: the hot path starts recording. Returns SP_OK or
  * SP_ERR_OUT_OF_MEMORY. */
-int spi_recorder_start(size_t buffer_limit_bytes, const spi_thread_hooks *hooks);
+int spi_recorder_start(const spi_recording *recording);
 
 /* Stop recording and hand the session's threads to the caller (who frees
  * them with spi_recorder_release). Samples end/cpu times of live threads. */

@@ -172,6 +172,13 @@ int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *prof
                     spi_run_report *report) {
     *report = (spi_run_report){0};
     report_open_calls(session, report);
+    if (session->aggregate) {
+        int status = spi_run_collect_aggregate(session, rank, profile, report);
+        if (status == SP_OK && report->recording_threads > 1)
+            status = fill_threads(session, rank, profile);
+        if (status != SP_OK) spi_profile_free(profile);
+        return status;
+    }
 
     int region_count = spi_registry_count();
     uint64_t *calls = spi_calloc((size_t)region_count, sizeof *calls);

@@ -25,4 +25,11 @@ typedef struct spi_run_report {
 int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *profile,
                     spi_run_report *report);
 
+/* The aggregate-mode part of spi_run_collect (run_aggregate.c): call paths
+ * and one aggregate row per region. report->recording_threads is added to;
+ * the caller reports open calls. SP_OK or SP_ERR_OUT_OF_MEMORY (the caller
+ * frees the profile). */
+int spi_run_collect_aggregate(const spi_session *session, uint32_t rank, spi_profile *profile,
+                              spi_run_report *report);
+
 #endif /* SPI_RUN_H */
