@@ -95,6 +95,18 @@ static int read_rank(const spi_h5r *h, spi_profile *p, uint32_t rank, hid_t grou
                                                  column->elem == SPI_ELEM_U32,
                                              n, &columns[c], NULL);
     }
+    if (status != SP_OK && status != SP_ERR_OUT_OF_MEMORY) {
+        /* name the group: the column helpers only know the dataset name */
+        char detail[sizeof h->err->message];
+        size_t skip = strlen(h->path);
+        const char *message = h->err->message;
+        if (strncmp(message, h->path, skip) == 0) message += skip;
+        while (*message == ':' || *message == ' ') message++;
+        snprintf(detail, sizeof detail, "%s", message);
+        spi_error_clear(h->err); /* first error wins in spi_error_set */
+        status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: rank%u/%s is damaged: %s", h->path,
+                               rank, SPI_GROUP_CALL_PATHS, detail);
+    }
     spi_call_path *grown = NULL;
     if (status == SP_OK && n > 0) {
         grown = spi_reallocarray(p->paths, p->path_count + (size_t)n, sizeof *grown);

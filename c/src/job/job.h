@@ -19,7 +19,7 @@
 typedef struct spi_job_totals {
     uint32_t ranks;           /* ranks in the job */
     uint64_t rows;            /* (rank, region) rows written */
-    uint64_t events;          /* calls over all ranks */
+    uint64_t events;          /* calls over all ranks (also in aggregate mode) */
     size_t regions;           /* names in the job's region table */
 } spi_job_totals;
 

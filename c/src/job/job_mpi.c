@@ -31,6 +31,7 @@
 
 #include "util/alloc.h"
 #include "counters/counters.h"
+#include "format/h5_call_paths.h"
 #include "format/h5_counter_groups.h"
 #include "format/h5_writer.h"
 #include "record/registry.h"
@@ -54,6 +55,9 @@ typedef struct wire_counts {
     uint64_t name_bytes;
     uint64_t threads;
     uint64_t event_columns;
+    uint64_t calls;           /* = events, or the aggregate counts */
+    uint64_t paths;           /* aggregate mode's call paths */
+    uint64_t aggregate;       /* 1: this rank recorded in aggregate mode */
 } wire_counts;
 
 typedef struct wire_row {
@@ -63,6 +67,12 @@ typedef struct wire_row {
     int64_t exclusive_total;
     int64_t source_line;
     spi_stats stats;
+    /* aggregate layout only */
+    uint64_t aggregate_count;
+    int64_t aggregate_total;
+    int64_t aggregate_minimum;
+    int64_t aggregate_maximum;
+    int64_t aggregate_exclusive;
 } wire_row;
 
 typedef struct wire_thread {
@@ -220,7 +230,12 @@ static int send_rows(const spi_profile *local, int64_t *buffer, spi_error *err) 
         const spi_row *row = &local->rows[r];
         rows[r] = (wire_row){.region = row->region, .count = row->count,
                              .exclusive_total = row->exclusive_total,
-                             .source_line = row->source_line, .stats = row->stats};
+                             .source_line = row->source_line, .stats = row->stats,
+                             .aggregate_count = row->aggregate_count,
+                             .aggregate_total = row->aggregate_total,
+                             .aggregate_minimum = row->aggregate_minimum,
+                             .aggregate_maximum = row->aggregate_maximum,
+                             .aggregate_exclusive = row->aggregate_exclusive};
     }
     rc = MPI_Send(rows, (int)(local->row_count * sizeof *rows), MPI_BYTE, 0, TAG_ROWS, job_comm);
     spi_free(rows);
@@ -265,7 +280,12 @@ static int receive_rank(spi_writer *w, int status, int rank, const wire_counts *
         spi_row_header header = {.region = (uint32_t)region_map[rows[r].region],
                                  .rank = (uint32_t)rank,
                                  .exclusive_total = rows[r].exclusive_total,
-                                 .source_line = rows[r].source_line, .stats = rows[r].stats};
+                                 .source_line = rows[r].source_line, .stats = rows[r].stats,
+                                 .aggregate_count = rows[r].aggregate_count,
+                                 .aggregate_total = rows[r].aggregate_total,
+                                 .aggregate_minimum = rows[r].aggregate_minimum,
+                                 .aggregate_maximum = rows[r].aggregate_maximum,
+                                 .aggregate_exclusive = rows[r].aggregate_exclusive};
         if (status == SP_OK) status = spi_writer_begin_row(w, &header, err);
         for (uint64_t first = 0; first < rows[r].count && rc == MPI_SUCCESS; first += CHUNK_EVENTS) {
             size_t n = rows[r].count - first < CHUNK_EVENTS ? (size_t)(rows[r].count - first)
@@ -288,7 +308,12 @@ static int write_local_rows(spi_writer *w, const spi_profile *local, const long 
         const spi_row *row = &local->rows[r];
         spi_row_header header = {.region = (uint32_t)region_map[row->region], .rank = 0,
                                  .exclusive_total = row->exclusive_total,
-                                 .source_line = row->source_line, .stats = row->stats};
+                                 .source_line = row->source_line, .stats = row->stats,
+                                 .aggregate_count = row->aggregate_count,
+                                 .aggregate_total = row->aggregate_total,
+                                 .aggregate_minimum = row->aggregate_minimum,
+                                 .aggregate_maximum = row->aggregate_maximum,
+                                 .aggregate_exclusive = row->aggregate_exclusive};
         status = spi_writer_begin_row(w, &header, err);
         for (uint64_t first = 0; first < row->count && status == SP_OK; first += CHUNK_EVENTS) {
             size_t n = row->count - first < CHUNK_EVENTS ? (size_t)(row->count - first) : CHUNK_EVENTS;
@@ -381,17 +406,60 @@ static int gather_counters(const spi_profile *local, spi_profile *into, int stat
     return status;
 }
 
+/* Aggregate mode's call paths (a few thousand records per rank at most) go
+ * to rank 0 in one Gatherv and land in `into` with the job's region ids
+ * and their rank set, ready for the writer. Collective; every rank calls
+ * it whatever its status. */
+static int gather_paths(const spi_profile *local, const wire_counts *counts,
+                        const long *region_map, const long *region_maps, spi_profile *into,
+                        int status, spi_error *err) {
+    int *sizes = job_rank == 0 ? spi_calloc((size_t)job_size, sizeof *sizes) : NULL;
+    int *displs = job_rank == 0 ? spi_calloc((size_t)job_size, sizeof *displs) : NULL;
+    uint64_t bytes = 0;
+    if (job_rank == 0 && (!sizes || !displs) && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
+    if (job_rank == 0 && sizes && displs && counts) {
+        int layout = byte_layout(counts, offsetof(wire_counts, paths), sizeof(spi_call_path),
+                                 sizes, displs, &bytes);
+        if (layout != SP_OK && status == SP_OK) status = layout;
+    }
+    /* The receive buffer exists whatever the status: the other ranks send
+     * their paths in any case, and a collective must not be skipped. */
+    if (job_rank == 0) {
+        into->paths = spi_malloc((size_t)bytes + 1);
+        if (!into->paths && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
+    }
+    size_t mine = local->path_count * sizeof(spi_call_path);
+    int rc = MPI_Gatherv(local->paths, mine > (size_t)INT32_MAX ? 0 : (int)mine, MPI_BYTE,
+                         into->paths, sizes, displs, MPI_BYTE, 0, job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering call paths");
+    if (job_rank == 0 && status == SP_OK && into->paths) {
+        into->path_count = (size_t)(bytes / sizeof(spi_call_path));
+        size_t i = 0;
+        for (int r = 0; r < job_size; r++)
+            for (uint64_t k = 0; k < counts[r].paths; k++, i++) {
+                into->paths[i].rank = (uint32_t)r;
+                into->paths[i].region = (uint32_t)region_map[region_maps[r] + into->paths[i].region];
+            }
+    }
+    spi_free(sizes);
+    spi_free(displs);
+    return status;
+}
+
 int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *totals,
                   spi_error *err) {
     *totals = (spi_job_totals){0};
     if (job_comm == MPI_COMM_NULL) {
         *totals = (spi_job_totals){.ranks = 1, .rows = local->row_count,
-                                   .events = local->event_count, .regions = local->name_count};
+                                   .events = spi_profile_call_count(local),
+                                   .regions = local->name_count};
         return spi_profile_write(local, path, err);
     }
     int root = job_rank == 0;
     wire_counts mine = {.rows = local->row_count, .events = local->event_count,
-                        .threads = local->thread_count, .event_columns = local->event_columns};
+                        .threads = local->thread_count, .event_columns = local->event_columns,
+                        .calls = spi_profile_call_count(local), .paths = local->path_count,
+                        .aggregate = local->aggregate};
     char *names = pack_names(local, &mine.name_bytes);
     wire_thread *threads = pack_threads(local);
     int64_t *buffer = spi_malloc(sizeof(int64_t) * CHUNK_EVENTS * WIRE_COLUMNS);
@@ -412,7 +480,8 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     int rc = MPI_Gather(&mine, sizeof mine, MPI_BYTE, counts, sizeof mine, MPI_BYTE, 0, job_comm);
     if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering counts");
 
-    uint64_t name_total = 0, thread_total = 0, rows_total = 0, events_total = 0;
+    uint64_t name_total = 0, thread_total = 0, rows_total = 0, events_total = 0, calls_total = 0;
+    bool aggregate = false;
     unsigned columns = 0;
     if (root && status == SP_OK) {
         status = byte_layout(counts, offsetof(wire_counts, name_bytes), 1, sizes, displs, &name_total);
@@ -431,7 +500,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     rc = MPI_Gatherv(threads, (int)(mine.threads * sizeof(wire_thread)), MPI_BYTE, all_threads,
                      sizes, displs, MPI_BYTE, 0, job_comm);
     if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering thread tables");
-    spi_profile counters = {0}; /* only its perf/likwid records are used */
+    spi_profile counters = {0}; /* only its perf/likwid records and paths are used */
     status = gather_counters(local, &counters, status, err);
 
     if (root && status == SP_OK) {
@@ -440,8 +509,19 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
         for (int r = 0; r < job_size; r++) {
             rows_total += counts[r].rows;
             events_total += counts[r].events;
+            calls_total += counts[r].calls;
             columns |= (unsigned)counts[r].event_columns;
+            aggregate = aggregate || counts[r].aggregate;
         }
+        /* One file has one layout: a job whose ranks recorded in different
+         * modes (SCOPE_PROFILER_MODE set on some ranks only) cannot be
+         * written as one profile. */
+        for (int r = 0; r < job_size && status == SP_OK; r++)
+            if ((counts[r].aggregate != 0) != aggregate)
+                status = spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                                       "%s: ranks 0 and %d recorded in different modes (trace "
+                                       "and aggregate); set SCOPE_PROFILER_MODE on every rank",
+                                       path, r);
         for (uint64_t b = 0; b < name_total; b++) local_names += all_names[b] == '\0';
         u.capacity = 64;
         while (u.capacity < local_names * 2 + 2) u.capacity *= 2;
@@ -460,11 +540,13 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
                 region_map[mapped++] = union_add(&u, cursor);
         }
     }
+    /* call paths after the region union: their ids are mapped on arrival */
+    status = gather_paths(local, counts, region_map, region_maps, &counters, status, err);
     if (root && status == SP_OK) {
         spi_writer_layout layout = {.row_count = rows_total, .event_count = events_total,
                                     .region_count = u.count,
                                     .thread_count = thread_total / sizeof(wire_thread),
-                                    .event_columns = columns};
+                                    .event_columns = columns, .aggregate = aggregate};
         status = spi_writer_create(&w, path, &layout, err);
         if (status == SP_OK) status = spi_writer_write_metadata(w, &local->metadata, err);
         if (status == SP_OK)
@@ -494,12 +576,13 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
                 if (status == SP_OK) status = received;
             }
             if (status == SP_OK) status = spi_h5_write_counter_groups(spi_writer_file(w), &counters, err);
+            if (status == SP_OK) status = spi_h5_write_call_paths(spi_writer_file(w), &counters, err);
             if (status == SP_OK) status = spi_writer_publish(w, err);
             else spi_writer_abort(w);
             w = NULL;
             totals->ranks = (uint32_t)job_size;
             totals->rows = rows_total;
-            totals->events = events_total;
+            totals->events = calls_total;
             totals->regions = u.count;
         } else {
             status = send_rows(local, buffer, err);

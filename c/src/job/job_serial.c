@@ -21,7 +21,8 @@ int64_t spi_job_node_count(void) { return 1; }
 int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *totals,
                   spi_error *err) {
     *totals = (spi_job_totals){.ranks = 1, .rows = local->row_count,
-                               .events = local->event_count, .regions = local->name_count};
+                               .events = spi_profile_call_count(local),
+                               .regions = local->name_count};
     return spi_profile_write(local, path, err);
 }
 

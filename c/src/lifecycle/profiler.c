@@ -200,7 +200,10 @@ static void print_summary(const spi_profile *local, const spi_job_totals *totals
     spi_error_clear(&err);
     if (totals->ranks > 1 && written) {
         spi_profile job = {0};
-        unsigned flags = totals->events > SUMMARY_FULL_READ_LIMIT ? SPI_READ_SUMMARY_ONLY : 0;
+        /* many calls: a flat table from the stored statistics (an aggregate
+         * file is small whatever its calls, and reads whole) */
+        bool many = totals->events > SUMMARY_FULL_READ_LIMIT && !config.aggregate;
+        unsigned flags = many ? SPI_READ_SUMMARY_ONLY : 0;
         if (spi_profile_read(&job, config.file_path, flags, &err) == SP_OK)
             spi_summary_print(&job, stdout, NULL, &err);
         spi_profile_free(&job);
@@ -251,7 +254,8 @@ static int finalize_session(sp_results **results) {
      * local failure: it then contributes an empty profile. */
     int64_t write_start = spi_clock_now_ns();
     spi_job_totals totals = {.ranks = spi_job_size(), .rows = profile.row_count,
-                             .events = profile.event_count, .regions = profile.name_count};
+                             .events = spi_profile_call_count(&profile),
+                             .regions = profile.name_count};
     if (config.write_file) {
         int local_status = status;
         if (local_status != SP_OK) spi_profile_free(&profile);

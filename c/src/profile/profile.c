@@ -74,3 +74,11 @@ void spi_likwid_records_free(spi_profile *profile) {
     profile->likwid_env = NULL;
     profile->likwid_env_count = 0;
 }
+
+uint64_t spi_profile_call_count(const spi_profile *profile) {
+    uint64_t calls = 0;
+    for (size_t i = 0; i < profile->row_count; i++)
+        calls += profile->rows[i].aggregate ? profile->rows[i].aggregate_count
+                                            : profile->rows[i].count;
+    return calls;
+}

@@ -154,6 +154,10 @@ typedef struct spi_profile {
     uint32_t rank_count;      /* FORMAT.md 4.2/4.3 num_ranks */
 } spi_profile;
 
+/* Calls recorded in the profile: the rows' call counts, or their aggregate
+ * counts in the aggregate layout. */
+uint64_t spi_profile_call_count(const spi_profile *profile);
+
 /* Release everything a profile owns and zero it. */
 void spi_profile_free(spi_profile *profile);
 void spi_row_free(spi_row *row);
