@@ -102,7 +102,8 @@ typedef struct diff_report {
     size_t count;
     size_t by_status[DIFF_UNAVAILABLE + 1];
     diff_session session;
-    bool events_both;    /* both runs have per-call data: the t test runs */
+    bool events_both;    /* both runs have per-call data or call paths
+                            (per-call moments): the t test runs */
     char warning_base[512]; /* first SP_ERR_NESTING message per run, or "" */
     char warning_cand[512];
 } diff_report;

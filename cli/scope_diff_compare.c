@@ -8,9 +8,10 @@
  *
  * Noise. A timing difference between two runs is only worth a CI failure
  * when it is larger than what the spread of the individual calls explains.
- * With per-call data on both sides we run Welch's unequal-variance t test
- * on the per-call (inclusive) durations: n, mean and the population std
- * come from sp_summary_region, the std is turned into the sample std
+ * With per-call data on both sides (or an aggregate-mode file, whose call
+ * paths carry each region's exact count, mean and m2) we run Welch's
+ * unequal-variance t test on the per-call (inclusive) durations: n, mean
+ * and the population std come from sp_summary_region, the std is turned into the sample std
  * (x sqrt(n/(n-1))) because the test wants an estimate of the spread, and
  *     t = (mean_new - mean_base) / sqrt(s_base^2/n_base + s_new^2/n_new).
  * |t| < 2 (roughly the 95% two-sided level for more than a handful of
@@ -288,7 +289,9 @@ int diff_compare(const sp_results *base, const sp_results *cand, const diff_opti
         snprintf(errbuf, errbuf_len, "out of memory");
         return SP_ERR_OUT_OF_MEMORY;
     }
-    report->events_both = sp_results_has_events(base) && sp_results_has_events(cand);
+    /* the test needs every call's moments, not the calls themselves */
+    report->events_both = (sp_results_has_events(base) || sp_results_call_path_count(base) > 0) &&
+                          (sp_results_has_events(cand) || sp_results_call_path_count(cand) > 0);
     /* Every name of the base run, then the new run's names the base lacks. */
     for (size_t k = 0; k < nb + nc && st == SP_OK; k++) {
         const sp_results *owner = k < nb ? base : cand;

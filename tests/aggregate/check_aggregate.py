@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check_aggregate.py CASE --program P --inspect I --check C --fixture F --workdir W
+"""check_aggregate.py CASE --program P --inspect I --check C --diff D --fixture F --workdir W
 [--mpiexec M --mpi-program Q]
 
 Aggregate mode (SCOPE_PROFILER_MODE / sp_options.mode) against a trace of
@@ -7,7 +7,8 @@ the same deterministic program (aggregate_record.c):
 
   compare      same call tree (scope-inspect, region and calls columns),
                same per-region call counts as the trace and as the plan;
-               every path column present; scope-check accepts the file
+               every path column present; scope-check accepts the file;
+               scope-diff compares it with the trace, noise test included
   layout       the file has exactly the aggregate layout the Python package
                writes (the fixture tests/data/driver/aggregate.h5): same
                datasets and element types, events of length 0, the index
@@ -49,6 +50,7 @@ ap.add_argument("case")
 ap.add_argument("--program", required=True)
 ap.add_argument("--inspect", required=True)
 ap.add_argument("--check", required=True)
+ap.add_argument("--diff", required=True)
 ap.add_argument("--fixture", required=True)
 ap.add_argument("--workdir", required=True)
 ap.add_argument("--mpiexec", default="")
@@ -133,6 +135,12 @@ def case_compare():
                   f"paths of {names[region]} add up to its row")
     p = run([args.check, agg])
     check(p.returncode == 0, f"scope-check on the aggregate file: {p.returncode} {p.stdout}")
+    # scope-diff compares the two modes region by region, with the noise
+    # test (the paths carry every region's count, mean and m2)
+    p = run([args.diff, trace, agg])
+    print(p.stdout)
+    check(p.returncode == 0 and "0 added, 0 removed" in p.stdout and "not tested" not in p.stdout,
+          f"scope-diff trace vs aggregate: exit {p.returncode}")
 
 
 def datasets(path):
