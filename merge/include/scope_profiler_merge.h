@@ -23,9 +23,18 @@
  *   - thread tables, tags, source locations, GPU durations, per-call
  *     metadata and the rank<N> groups (perf events, LIKWID, line profiles)
  *     are carried over.
- * Inputs are anything sp_results_open() reads except the aggregate layout,
- * which has no per-call events to merge. Events are streamed in bounded
- * chunks: memory does not grow with the number of calls.
+ * Inputs are anything sp_results_open() reads. Events are streamed in
+ * bounded chunks: memory does not grow with the number of calls.
+ *
+ * When any input has the aggregate layout, the output is an aggregate
+ * profile (docs/FORMAT.md 4.1): aggregate inputs are copied (rows and call
+ * paths), every columnar input is reduced exactly to counts, totals,
+ * minimum, maximum and exclusive times per (rank, region) and to its call
+ * paths (read whole for that: memory grows with that input's calls), with
+ * one notice on stderr that its timeline is not kept. A native root path
+ * goes under a driver path only when all its calls lie inside one call of
+ * that driver path (its earliest start and latest end inside that call);
+ * otherwise it stays a root.
  *
  * Typical call sequence:
  *

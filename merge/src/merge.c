@@ -827,6 +827,19 @@ static int run_merge(const char *const *inputs, size_t count, const char *output
             status = spi_error_set(err, SP_ERR_REGION_COLLISION, "%s", *long_message);
     }
     if (status == SP_OK) status = plan(&m, err);
+    bool aggregate = false;
+    for (size_t i = 0; i < count; i++) aggregate = aggregate || m.inputs[i].aggregate;
+    if (status == SP_OK && aggregate) {
+        spm_aggregate_plan ap = {.ranks = m.ranks, .rank_count = m.rank_count,
+                                 .by_order = m.by_order, .region_base = m.region_base,
+                                 .thread_offset = m.thread_offset};
+        spi_meta meta = {0};
+        status = build_metadata(&m, &meta, err);
+        if (status == SP_OK) status = spm_merge_aggregate(m.inputs, count, &ap, &meta, output, err);
+        spi_meta_free(&meta);
+        free_merge(&m);
+        return status;
+    }
     for (size_t ri = 0; ri < m.rank_count && status == SP_OK; ri++)
         status = sweep_rank(&m, ri, err);
     if (status == SP_OK) {

@@ -64,12 +64,8 @@ static void note_native(spm_input *in) {
 static int open_whole(spm_input *in, spi_error *err) {
     int status = spi_profile_read(&in->prof, in->path, 0, err);
     if (status != SP_OK) return status;
-    if (in->prof.aggregate)
-        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
-                             "%s: aggregate-layout profiles have no per-call events and cannot "
-                             "be merged; re-record without aggregation mode",
-                             in->path);
     in->whole = true;
+    in->aggregate = in->prof.aggregate;
     in->has_stats = true;
     in->columns = (1u << SPM_START) | (1u << SPM_DURATION);
     for (int c = SPM_GPU; c < SPM_COL_COUNT; c++)
@@ -272,12 +268,10 @@ int spm_input_open(spm_input *in, const char *path, size_t arg_index, spi_error 
      * before this file trusts anything, and its errors are the reader's. */
     int status = spi_profile_read(&in->prof, path, SPI_READ_SUMMARY_ONLY, err);
     if (status == SP_OK) {
-        if (in->prof.aggregate)
-            return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
-                                 "%s: aggregate-layout profiles have no per-call events and "
-                                 "cannot be merged; re-record without aggregation mode",
-                                 path);
-        status = open_streamed(in, true, err);
+        /* Aggregate: the summary read holds everything there is (rows and
+         * call paths); there are no events to stream. */
+        in->aggregate = in->prof.aggregate;
+        if (!in->aggregate) status = open_streamed(in, true, err);
     } else if (status == SP_ERR_NO_SUMMARY) {
         spi_error_clear(err);
         bool columnar = false;

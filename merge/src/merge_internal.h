@@ -33,6 +33,7 @@ typedef struct spm_input {
     bool whole;
     bool has_stats;             /* rows' stats are valid (stored or computed) */
     bool native;                /* metadata source == "native" */
+    bool aggregate;             /* the aggregate layout: rows only, no events */
     unsigned columns;           /* SPM column bits present (1u << spm_col) */
     /* streamed inputs */
     hid_t file;
@@ -41,7 +42,8 @@ typedef struct spm_input {
     uint64_t *offsets;          /* per row: first event in the columns */
 } spm_input;
 
-/* Open path for merging. Refuses the aggregate layout. */
+/* Open path for merging. An aggregate-layout input is read whole (rows and
+ * call paths, no events) and marked `aggregate`. */
 int spm_input_open(spm_input *in, const char *path, size_t arg_index, spi_error *err);
 void spm_input_close(spm_input *in);
 
@@ -71,5 +73,20 @@ void spm_cursor_free(spm_cursor *c);
  * the output file, later inputs winning on the same rank and region/tag. */
 int spm_copy_aux(spm_input *inputs, size_t count, hid_t out, const char *out_path,
                  spi_error *err);
+
+/* What the aggregate merge needs of the plan (merge.c). */
+typedef struct spm_aggregate_plan {
+    const uint32_t *ranks;         /* sorted, distinct */
+    size_t rank_count;
+    const size_t *by_order;        /* inputs in id order: drivers first */
+    const uint32_t *region_base;   /* per input: its first id in the union table */
+    const int64_t *thread_offset;  /* [input * rank_count + rank index] */
+} spm_aggregate_plan;
+
+/* The merge when some input is aggregate: an aggregate output with call
+ * paths (merge_aggregate.c). `metadata` is the merged metadata. Returns
+ * SP_OK or the first error (err set); nothing is written on error. */
+int spm_merge_aggregate(spm_input *inputs, size_t count, const spm_aggregate_plan *plan,
+                        spi_meta *metadata, const char *output, spi_error *err);
 
 #endif /* SPM_MERGE_INTERNAL_H */

@@ -25,6 +25,14 @@ the same deterministic program (aggregate_record.c):
                a root path, as in a trace
   mpi          2 ranks in aggregate mode: one file, call paths per rank
                with the job's region ids, counts per rank as planned
+  merge_driver a driver trace (examples/driver/driver.py, the Python
+               driver's stand-in) around a native aggregate run: scope-merge
+               writes an aggregate file (one notice about the driver's
+               timeline), the native roots hang under py:run_kernels, the
+               driver's exclusive time loses exactly the native totals
+  merge_aggregates two native aggregate files (one renamed with h5py) and
+               the Python aggregate fixture: one aggregate file, paths of
+               both, the fixture's rows kept flat, counts all exact
 """
 import argparse
 import os
@@ -51,6 +59,8 @@ ap.add_argument("--program", required=True)
 ap.add_argument("--inspect", required=True)
 ap.add_argument("--check", required=True)
 ap.add_argument("--diff", required=True)
+ap.add_argument("--merge", required=True)
+ap.add_argument("--driver", required=True)
 ap.add_argument("--fixture", required=True)
 ap.add_argument("--workdir", required=True)
 ap.add_argument("--mpiexec", default="")
@@ -283,7 +293,90 @@ def case_mpi():
     check(any("(own)" in r for r in rows), "the job's table is a tree")
 
 
-{"compare": case_compare, "layout": case_layout, "finalize": case_finalize,
+def names_of(f):
+    return [n.decode() if isinstance(n, bytes) else n for n in f["region_table/names"][:]]
+
+
+def case_merge_driver():
+    native = os.path.join(args.workdir, "native.h5")
+    py = os.path.join(args.workdir, "py.h5")
+    p = run(["/usr/bin/python3", args.driver, py, "--", args.program, native, "aggregate"])
+    check(p.returncode == 0, f"driver run: {p.returncode} {p.stderr}")
+    merged = os.path.join(args.workdir, "merged.h5")
+    p = run([args.merge, py, native, "-o", merged])
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0, f"scope-merge exit {p.returncode}")
+    check(p.stderr.count("has per-call events") == 1 and py in p.stderr,
+          f"one notice naming the driver file: {p.stderr!r}")
+    with h5py.File(merged, "r") as f, h5py.File(py, "r") as d:
+        check(f.attrs["storage_layout"] == "aggregate", "the merged file is aggregate")
+        names = names_of(f)
+        g = f["rank0/call_paths"]
+        parents, regions = g["parents"][:], g["region_ids"][:]
+        kernels = [i for i, r in enumerate(regions) if names[r] == "py:run_kernels"]
+        check(len(kernels) == 1, "one py:run_kernels path")
+        under = {names[regions[i]] for i, p in enumerate(parents) if kernels and p == kernels[0]}
+        check({"setup", "timestep", "worker.task", "rank.work"} <= under,
+              f"native roots under py:run_kernels: {under}")
+        # the driver's exclusive time: its own minus the adopted native totals
+        dnames = names_of(d)
+        k = dnames.index("py:run_kernels")
+        drow = list(d["rank_region_index/region_ids"][:]).index(k)
+        dur = int(d["events/durations"][int(d["rank_region_index/event_offsets"][drow])])
+        native_total = sum(int(g["totals"][i]) for i, p in enumerate(parents) if p == kernels[0])
+        children = sum(int(g["totals"][i]) for i, p in enumerate(parents)
+                       if p == kernels[0] and names[regions[i]].startswith("py:"))
+        check(int(g["exclusives"][kernels[0]]) == dur - children - native_total,
+              f"py:run_kernels exclusive {int(g['exclusives'][kernels[0]])}, want "
+              f"{dur} - {children} - {native_total}")
+    rows = table(merged)
+    print("\n".join(rows))
+    check(calls_by_region(merged)["fib"] == 90, "native counts kept")
+    p = run([args.check, merged])
+    check(p.returncode == 0, f"scope-check on the merged file: {p.returncode} {p.stdout}")
+
+
+def prefixed_copy(src, prefix):
+    """A copy of src with every region name prefixed (what scope-merge's
+    collision rule asks of two runs of one program)."""
+    dst = os.path.join(args.workdir, prefix.strip(":") + ".h5")
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        names = [prefix + n for n in names_of(f)]
+        del f["region_table/names"]
+        f.create_dataset("region_table/names", data=names, dtype=h5py.string_dtype("utf-8"))
+    return dst
+
+
+def case_merge_aggregates():
+    recorded, _ = record("aggregate")
+    a, b = prefixed_copy(recorded, "c:"), prefixed_copy(recorded, "f:")
+    merged = os.path.join(args.workdir, "merged.h5")
+    p = run([args.merge, args.fixture, a, b, "-o", merged])
+    print(p.stdout, p.stderr)
+    check(p.returncode == 0 and "has per-call events" not in p.stderr,
+          f"scope-merge of aggregates: exit {p.returncode}, {p.stderr!r}")
+    if p.returncode != 0:
+        return
+    counts = calls_by_region(merged)
+    for prefix in ("c:", "f:"):
+        check(all(counts.get(prefix + n) == c for n, c in PLAN.items()),
+              f"counts of the {prefix} input: {counts}")
+    fixture_counts = calls_by_region(args.fixture)
+    check(all(counts.get(n) == c for n, c in fixture_counts.items()),
+          f"the fixture's rows: {fixture_counts}")
+    with h5py.File(merged, "r") as f, h5py.File(recorded, "r") as r:
+        check(len(f["rank0/call_paths/parents"]) == 2 * len(r["rank0/call_paths/parents"]),
+              "the paths of both native inputs")
+    rows = table(merged)
+    print("\n".join(rows))
+    check(sum("(own)" in r for r in rows) >= 6, "both trees are in the table")
+    p = run([args.check, merged])
+    check(p.returncode == 0, f"scope-check on the merged file: {p.returncode} {p.stdout}")
+
+
+{"merge_driver": case_merge_driver, "merge_aggregates": case_merge_aggregates,
+ "compare": case_compare, "layout": case_layout, "finalize": case_finalize,
  "damaged": case_damaged, "no_extension": case_no_extension, "open": case_open,
  "mpi": case_mpi}[args.case]()
 print("FAILED" if failures else "ok")

@@ -347,10 +347,35 @@ def read_threads(path):
 
 
 def case_aggregate():
+    """An aggregate input makes an aggregate output: the Python aggregate
+    fixture's rows are kept, the native trace is reduced exactly (counts and
+    totals per region, its call paths), with one notice naming it."""
     native = make_native("native.h5")
-    r = merge(data("driver/aggregate.h5"), native, "-o", "out.h5", expect=2)
-    check("aggregate" in r.stderr and "aggregate.h5" in r.stderr, "aggregate refusal names the file")
-    check(not os.path.exists("out.h5"), "no output")
+    r = merge(data("driver/aggregate.h5"), native, "-o", "out.h5", expect=0)
+    check(r.stderr.count("has per-call events") == 1 and "native.h5" in r.stderr,
+          "one notice names the reduced trace")
+    with h5py.File("out.h5", "r") as f, h5py.File(native, "r") as n, \
+            h5py.File(data("driver/aggregate.h5"), "r") as a:
+        check(text(f.attrs["storage_layout"]) == "aggregate", "aggregate output")
+        names = [text(x) for x in f["region_table/names"][:]]
+        idx = f["rank_region_index"]
+        got = {names[r]: (int(c), int(t)) for r, c, t in
+               zip(idx["region_ids"][:], idx["aggregate_counts"][:], idx["aggregate_totals"][:])}
+        nnames = [text(x) for x in n["region_table/names"][:]]
+        nidx = n["rank_region_index"]
+        durations = n["events/durations"][:]
+        for r, off, cnt in zip(nidx["region_ids"][:], nidx["event_offsets"][:],
+                               nidx["event_counts"][:]):
+            want = (int(cnt), int(durations[int(off):int(off) + int(cnt)].sum()))
+            check(got.get(nnames[r]) == want, f"{nnames[r]}: {got.get(nnames[r])} vs {want}")
+        anames = [text(x) for x in a["region_table/names"][:]]
+        aidx = a["rank_region_index"]
+        for r, c, t in zip(aidx["region_ids"][:], aidx["aggregate_counts"][:],
+                           aidx["aggregate_totals"][:]):
+            check(got.get(anames[r]) == (int(c), int(t)), f"fixture row {anames[r]} kept")
+        paths = f["rank0/call_paths"]
+        check(int(paths["counts"][:].sum()) == int(n["rank_region_index/event_counts"][:].sum()),
+              "the native calls are all on call paths")
 
 
 def sha(path):

@@ -7,7 +7,8 @@
  * form a forest and no walk up the tree can loop); region ids index the
  * region table; and the paths of each (rank, region) add up to that row's
  * aggregate count, total and exclusive time, with the row's minimum and
- * maximum among theirs. A file whose paths disagree with its rows would
+ * maximum among theirs. A row with no path at all is not compared: a merge
+ * of a Python aggregate file (no paths) with ours has such rows. A file whose paths disagree with its rows would
  * print a tree that contradicts its own table, so it is refused.
  */
 #include <stdio.h>
@@ -26,6 +27,7 @@ static int corrupt(const spi_h5r *h, uint32_t rank, const char *what, uint64_t i
 
 /* Per-region sums of one rank's paths, to compare with its rows. */
 typedef struct region_sums {
+    bool has_paths;
     uint64_t count;
     int64_t total, exclusive, minimum, maximum;
 } region_sums;
@@ -35,10 +37,11 @@ static int check_against_rows(const spi_h5r *h, const spi_profile *p, uint32_t r
     region_sums *sums = spi_calloc(p->name_count + 1, sizeof *sums);
     if (!sums) return spi_error_set(h->err, SP_ERR_OUT_OF_MEMORY, "%s: out of memory", h->path);
     for (size_t i = 0; i < p->name_count; i++)
-        sums[i] = (region_sums){0, 0, 0, INT64_MAX, INT64_MIN};
+        sums[i] = (region_sums){false, 0, 0, 0, INT64_MAX, INT64_MIN};
     int status = SP_OK;
     for (size_t i = 0; i < n; i++) {
         region_sums *s = &sums[paths[i].region];
+        s->has_paths = true;
         s->count += paths[i].count;
         /* wrapping sums: a damaged total cannot overflow into UB */
         s->total = (int64_t)((uint64_t)s->total + (uint64_t)paths[i].total);
@@ -50,6 +53,9 @@ static int check_against_rows(const spi_h5r *h, const spi_profile *p, uint32_t r
         const spi_row *row = &p->rows[r];
         if (row->rank != rank || !row->aggregate) continue;
         const region_sums *s = &sums[row->region];
+        /* a row without paths came from an input that had none (a merged
+         * Python aggregate profile): nothing to compare */
+        if (!s->has_paths) continue;
         bool agrees = s->count == row->aggregate_count && s->total == row->aggregate_total &&
                       (row->aggregate_exclusive < 0 || s->exclusive == row->aggregate_exclusive) &&
                       (row->aggregate_count == 0 || (s->minimum == row->aggregate_minimum &&

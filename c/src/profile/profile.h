@@ -183,7 +183,7 @@ int spi_profile_compute_stats(spi_profile *profile, const char *path, bool with_
 /* Set the statistics of every aggregate row from the call paths of its
  * (rank, region): total, minimum, maximum, start_minimum, end_maximum,
  * mean and m2 (the paths' (count, mean, m2) pooled exactly). Rows without
- * paths keep zeroed statistics. SP_OK or SP_ERR_OUT_OF_MEMORY. */
+ * paths keep their statistics. SP_OK or SP_ERR_OUT_OF_MEMORY. */
 int spi_profile_stats_from_paths(spi_profile *profile);
 
 /* Append a record (zeroed, rank set) to profile->likwid; NULL on OOM. */

@@ -113,17 +113,16 @@ int spi_profile_stats_from_paths(spi_profile *profile) {
      * block of paths keeps this linear in rows + paths */
     int64_t *row_of = spi_malloc((profile->name_count + 1) * sizeof *row_of);
     uint64_t *pooled = spi_calloc(profile->row_count + 1, sizeof *pooled);
-    if (!row_of || !pooled) {
+    spi_stats *stats = spi_calloc(profile->row_count + 1, sizeof *stats);
+    if (!row_of || !pooled || !stats) {
         spi_free(row_of);
         spi_free(pooled);
+        spi_free(stats);
         return SP_ERR_OUT_OF_MEMORY;
     }
-    for (size_t r = 0; r < profile->row_count; r++) {
-        spi_row *row = &profile->rows[r];
-        if (!row->aggregate) continue;
-        row->stats = (spi_stats){.minimum = INT64_MAX, .maximum = INT64_MIN,
-                                 .start_minimum = INT64_MAX, .end_maximum = INT64_MIN};
-    }
+    for (size_t r = 0; r < profile->row_count; r++)
+        stats[r] = (spi_stats){.minimum = INT64_MAX, .maximum = INT64_MIN,
+                               .start_minimum = INT64_MAX, .end_maximum = INT64_MIN};
     for (size_t first = 0; first < profile->path_count;) {
         uint32_t rank = profile->paths[first].rank;
         size_t end = first;
@@ -138,7 +137,7 @@ int spi_profile_stats_from_paths(spi_profile *profile) {
             if (p->region >= profile->name_count || row_of[p->region] < 0 || p->count == 0)
                 continue;
             size_t r = (size_t)row_of[p->region];
-            spi_stats *s = &profile->rows[r].stats;
+            spi_stats *s = &stats[r];
             s->total = (int64_t)((uint64_t)s->total + (uint64_t)p->total);
             if (p->minimum < s->minimum) s->minimum = p->minimum;
             if (p->maximum > s->maximum) s->maximum = p->maximum;
@@ -154,9 +153,11 @@ int spi_profile_stats_from_paths(spi_profile *profile) {
         }
         first = end;
     }
+    /* rows without paths (merged from a file that had none) keep theirs */
     for (size_t r = 0; r < profile->row_count; r++)
-        if (profile->rows[r].aggregate && pooled[r] == 0) profile->rows[r].stats = (spi_stats){0};
+        if (pooled[r] > 0) profile->rows[r].stats = stats[r];
     spi_free(row_of);
     spi_free(pooled);
+    spi_free(stats);
     return SP_OK;
 }
