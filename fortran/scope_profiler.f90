@@ -69,23 +69,31 @@ module scope_profiler
    !> The handle value that means "no region" (sp_region's error result).
    integer(c_int), parameter, public :: SP_INVALID_REGION = -1
 
+   ! What a session records (sp_setup's mode=), the values of C's sp_mode:
+   ! SP_MODE_AUTO ($SCOPE_PROFILER_MODE, else a trace), SP_MODE_TRACE (every
+   ! call), SP_MODE_AGGREGATE (per call path: constant memory, see README).
+   integer(c_int), parameter, public :: SP_MODE_AUTO = 0
+   integer(c_int), parameter, public :: SP_MODE_TRACE = 1
+   integer(c_int), parameter, public :: SP_MODE_AGGREGATE = 2
+
    ! The raw C entry points. They stay private: they take characters as
    ! assumed-size c_char arrays plus a length, which is an ABI detail the
    ! friendly wrappers below hide.
    interface
       ! fortran/scope_profiler_fortran_shim.c: sp_setup_with_options without
       ! mirroring struct sp_options in Fortran (its layout may grow).
-      function c_spf_setup(file_path, file_path_len, label, label_len) &
+      function c_spf_setup(file_path, file_path_len, label, label_len, mode) &
          bind(C, name='spf_setup') result(status)
          import :: c_char, c_size_t, c_int
          character(kind=c_char), intent(in) :: file_path(*)
          integer(c_size_t), value, intent(in) :: file_path_len
          character(kind=c_char), intent(in) :: label(*)
          integer(c_size_t), value, intent(in) :: label_len
+         integer(c_int), value, intent(in) :: mode
          integer(c_int) :: status
       end function c_spf_setup
 
-      function c_spf_setup_mpi(comm, file_path, file_path_len, label, label_len) &
+      function c_spf_setup_mpi(comm, file_path, file_path_len, label, label_len, mode) &
          bind(C, name='spf_setup_mpi') result(status)
          import :: c_char, c_size_t, c_int
          integer(c_int), value, intent(in) :: comm
@@ -93,6 +101,7 @@ module scope_profiler
          integer(c_size_t), value, intent(in) :: file_path_len
          character(kind=c_char), intent(in) :: label(*)
          integer(c_size_t), value, intent(in) :: label_len
+         integer(c_int), value, intent(in) :: mode
          integer(c_int) :: status
       end function c_spf_setup_mpi
 
@@ -202,25 +211,31 @@ contains
    !> blank means $SCOPE_PROFILER_FILE, else "profiling_data.h5" (so the
    !> result of get_command_argument can be passed as is). label: the run's
    !> label in the metadata; absent or blank means $SCOPE_PROFILER_LABEL or
-   !> none. stat: SP_OK, SP_ERR_ALREADY_ACTIVE (the running session is
-   !> unchanged) or SP_ERR_OUT_OF_MEMORY.
-   subroutine sp_setup(file_path, label, stat, errmsg)
+   !> none. mode: SP_MODE_TRACE or SP_MODE_AGGREGATE (per call path, constant
+   !> memory); absent means SP_MODE_AUTO ($SCOPE_PROFILER_MODE, else a trace).
+   !> stat: SP_OK, SP_ERR_ALREADY_ACTIVE (the running session is unchanged),
+   !> SP_ERR_INVALID_ARGUMENT (an unknown mode) or SP_ERR_OUT_OF_MEMORY.
+   subroutine sp_setup(file_path, label, mode, stat, errmsg)
       character(len=*), intent(in), optional :: file_path
       character(len=*), intent(in), optional :: label
+      integer, intent(in), optional :: mode
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
-      integer(c_int) :: status
+      integer(c_int) :: status, c_mode
+
+      c_mode = SP_MODE_AUTO
+      if (present(mode)) c_mode = int(mode, c_int)
 
       ! Length 0 tells the shim "not given"; the blank actual argument is
       ! only there because Fortran 2008 cannot pass an absent optional to C.
       if (present(file_path) .and. present(label)) then
-         status = c_spf_setup(file_path, c_len(file_path), label, c_len(label))
+         status = c_spf_setup(file_path, c_len(file_path), label, c_len(label), c_mode)
       else if (present(file_path)) then
-         status = c_spf_setup(file_path, c_len(file_path), ' ', 0_c_size_t)
+         status = c_spf_setup(file_path, c_len(file_path), ' ', 0_c_size_t, c_mode)
       else if (present(label)) then
-         status = c_spf_setup(' ', 0_c_size_t, label, c_len(label))
+         status = c_spf_setup(' ', 0_c_size_t, label, c_len(label), c_mode)
       else
-         status = c_spf_setup(' ', 0_c_size_t, ' ', 0_c_size_t)
+         status = c_spf_setup(' ', 0_c_size_t, ' ', 0_c_size_t, c_mode)
       end if
       call deliver('sp_setup', status, stat, errmsg)
    end subroutine sp_setup
@@ -229,25 +244,29 @@ contains
    !> comm: the integer handle of `use mpi` (or comm%MPI_VAL of a
    !> `use mpi_f08` type(MPI_Comm)). sp_finalize then writes ONE file for all
    !> ranks. stat: as sp_setup, plus SP_ERR_MPI (MPI not initialised) and
-   !> SP_ERR_UNSUPPORTED (a library built without MPI).
-   subroutine sp_setup_mpi_integer(comm, file_path, label, stat, errmsg)
+   !> SP_ERR_UNSUPPORTED (a library built without MPI). mode: as sp_setup.
+   subroutine sp_setup_mpi_integer(comm, file_path, label, mode, stat, errmsg)
       integer, intent(in) :: comm
       character(len=*), intent(in), optional :: file_path
       character(len=*), intent(in), optional :: label
+      integer, intent(in), optional :: mode
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
-      integer(c_int) :: status
+      integer(c_int) :: status, c_mode
       integer(c_int) :: c_comm
+
+      c_mode = SP_MODE_AUTO
+      if (present(mode)) c_mode = int(mode, c_int)
 
       c_comm = int(comm, c_int)
       if (present(file_path) .and. present(label)) then
-         status = c_spf_setup_mpi(c_comm, file_path, c_len(file_path), label, c_len(label))
+         status = c_spf_setup_mpi(c_comm, file_path, c_len(file_path), label, c_len(label), c_mode)
       else if (present(file_path)) then
-         status = c_spf_setup_mpi(c_comm, file_path, c_len(file_path), ' ', 0_c_size_t)
+         status = c_spf_setup_mpi(c_comm, file_path, c_len(file_path), ' ', 0_c_size_t, c_mode)
       else if (present(label)) then
-         status = c_spf_setup_mpi(c_comm, ' ', 0_c_size_t, label, c_len(label))
+         status = c_spf_setup_mpi(c_comm, ' ', 0_c_size_t, label, c_len(label), c_mode)
       else
-         status = c_spf_setup_mpi(c_comm, ' ', 0_c_size_t, ' ', 0_c_size_t)
+         status = c_spf_setup_mpi(c_comm, ' ', 0_c_size_t, ' ', 0_c_size_t, c_mode)
       end if
       call deliver('sp_setup_mpi', status, stat, errmsg)
    end subroutine sp_setup_mpi_integer

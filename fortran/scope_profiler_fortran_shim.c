@@ -23,9 +23,9 @@
 /* Internal to the Fortran library: the spf_ prefix marks it as not public
  * API (only the module calls it), hidden when built shared. */
 int spf_setup(const char *file_path, size_t file_path_len, const char *label,
-              size_t label_len);
+              size_t label_len, int mode);
 int spf_setup_mpi(int comm, const char *file_path, size_t file_path_len, const char *label,
-                  size_t label_len);
+                  size_t label_len, int mode);
 
 static char *copy_sized(const char *text, size_t len) {
     char *copy = malloc(len + 1);
@@ -38,9 +38,12 @@ static char *copy_sized(const char *text, size_t len) {
 /* Fill options from the sized strings and run setup: with MPI on the given
  * Fortran communicator handle when use_comm, else the default job. */
 static int setup_from_fortran(int use_comm, int comm, const char *file_path,
-                              size_t file_path_len, const char *label, size_t label_len) {
+                              size_t file_path_len, const char *label, size_t label_len,
+                              int mode) {
     sp_options options;
     sp_options_init(&options);
+    /* the module's SP_MODE_* are sp_mode's values; setup rejects others */
+    options.mode = (sp_mode)mode;
     char *path_copy = NULL;
     char *label_copy = NULL;
     int status = SP_ERR_OUT_OF_MEMORY;
@@ -62,11 +65,11 @@ done:
 }
 
 int spf_setup(const char *file_path, size_t file_path_len, const char *label,
-              size_t label_len) {
-    return setup_from_fortran(0, 0, file_path, file_path_len, label, label_len);
+              size_t label_len, int mode) {
+    return setup_from_fortran(0, 0, file_path, file_path_len, label, label_len, mode);
 }
 
 int spf_setup_mpi(int comm, const char *file_path, size_t file_path_len, const char *label,
-                  size_t label_len) {
-    return setup_from_fortran(1, comm, file_path, file_path_len, label, label_len);
+                  size_t label_len, int mode) {
+    return setup_from_fortran(1, comm, file_path, file_path_len, label, label_len, mode);
 }

@@ -294,6 +294,25 @@ def case_openmp(stdout, stderr):
           len(threads), expected_threads)
 
 
+def case_aggregate(stdout, stderr):
+    import h5py
+    with h5py.File("aggregate.h5", "r") as f:
+        check(f.attrs["storage_layout"] in ("aggregate", b"aggregate"), "aggregate layout")
+        names = [n.decode() if isinstance(n, bytes) else n for n in f["region_table/names"][:]]
+        idx = f["rank_region_index"]
+        counts = {names[r]: int(c) for r, c in zip(idx["region_ids"][:], idx["aggregate_counts"][:])}
+        check(counts == {"driver": 1, "tree": 31, "step": 5, "inner": 5}, "counts", counts)
+        g = f["rank0/call_paths"]
+        paths = {names[r]: (int(p), int(c), int(n)) for r, p, c, n in
+                 zip(g["region_ids"][:], g["parents"][:], g["counts"][:], g["recursions"][:])}
+        by_index = [names[r] for r in g["region_ids"][:]]
+        check(len(paths) == 4, "one path per region", sorted(paths))
+        check(by_index[paths["tree"][0]] == "driver" and paths["tree"][2] == 30,
+              "tree is one path under driver with 30 recursive calls", paths["tree"])
+        check(by_index[paths["inner"][0]] == "step", "inner under step", paths["inner"])
+    check(not os.path.exists("bad_mode.h5"), "no file from the refused setup")
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 
