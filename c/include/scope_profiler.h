@@ -142,6 +142,22 @@ typedef enum sp_mode {
     SP_MODE_AGGREGATE = 2
 } sp_mode;
 
+/** The recording clock (sp_options.clock). Every file holds CLOCK_MONOTONIC
+ *  ns whatever the choice (the Python driver's perf_counter_ns timeline). */
+typedef enum sp_clock {
+    /** $SCOPE_PROFILER_CLOCK ("auto", "tsc" or "monotonic"), else auto: the
+     *  TSC where it is invariant and the kernel's clocksource, else
+     *  CLOCK_MONOTONIC. What sp_options_init sets. */
+    SP_CLOCK_AUTO = 0,
+    /** Raw TSC ticks on the hot path, converted exactly at finalize through
+     *  (ticks, CLOCK_MONOTONIC) anchor pairs taken along the run. Asked for
+     *  on a machine without an invariant TSC: one diagnostic, and
+     *  CLOCK_MONOTONIC is used. */
+    SP_CLOCK_TSC = 1,
+    /** clock_gettime(CLOCK_MONOTONIC) for every timestamp. */
+    SP_CLOCK_MONOTONIC = 2
+} sp_clock;
+
 /**
  * Options for sp_setup_with_options. Initialise with sp_options_init() so
  * that fields added in later versions get their defaults.
@@ -183,6 +199,11 @@ typedef struct sp_options {
      *  fail with SP_ERR_INVALID_ARGUMENT, an unknown $SCOPE_PROFILER_MODE
      *  gives one diagnostic and trace mode. */
     sp_mode mode;
+    /** SP_CLOCK_AUTO (default), SP_CLOCK_TSC or SP_CLOCK_MONOTONIC; a value
+     *  set here wins over $SCOPE_PROFILER_CLOCK; an unknown value makes setup
+     *  fail with SP_ERR_INVALID_ARGUMENT. The clock used is stored in the
+     *  metadata ("clock": "tsc" or "monotonic"). */
+    sp_clock clock;
 } sp_options;
 
 /**

@@ -35,4 +35,10 @@ extern int check_failures;
         if (!CHECK(cond)) return;                                              \
     } while (0)
 
+/* REQUIRE for a test function that returns int (1: it stopped early). */
+#define REQUIRE_INT(cond)                                                      \
+    do {                                                                       \
+        if (!CHECK(cond)) return 1;                                            \
+    } while (0)
+
 #endif

@@ -42,6 +42,7 @@ typedef struct spi_config {
     bool write_file;
     bool quiet;
     bool aggregate;           /* SP_MODE_AGGREGATE after resolution */
+    bool tsc;                 /* the TSC clock after resolution */
     int64_t start_time_ns;
 } spi_config;
 
@@ -67,6 +68,26 @@ static sp_mode resolve_mode(sp_mode asked) {
     spi_diag("SCOPE_PROFILER_MODE=%s is not \"trace\" or \"aggregate\"; recording a trace",
              value);
     return SP_MODE_TRACE;
+}
+
+/* sp_options.clock, then $SCOPE_PROFILER_CLOCK, then auto: the TSC only
+ * where it can stand in for CLOCK_MONOTONIC (clock.h). */
+static bool resolve_tsc(sp_clock asked) {
+    if (asked == SP_CLOCK_AUTO) {
+        const char *value = env_text("SCOPE_PROFILER_CLOCK");
+        if (value && strcmp(value, "tsc") == 0) asked = SP_CLOCK_TSC;
+        else if (value && strcmp(value, "monotonic") == 0) asked = SP_CLOCK_MONOTONIC;
+        else if (value && strcmp(value, "auto") != 0)
+            spi_diag("SCOPE_PROFILER_CLOCK=%s is not \"auto\", \"tsc\" or \"monotonic\"; "
+                     "choosing automatically",
+                     value);
+    }
+    if (asked == SP_CLOCK_MONOTONIC) return false;
+    char reason[256] = "";
+    bool usable = spi_clock_tsc_usable(reason, sizeof reason);
+    if (!usable && asked == SP_CLOCK_TSC)
+        spi_diag("the TSC clock was asked for, but %s; recording with CLOCK_MONOTONIC", reason);
+    return usable;
 }
 
 SP_API void sp_options_init(sp_options *options) {
@@ -97,7 +118,9 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         (options->metadata_detail != SP_METADATA_MINIMAL &&
          options->metadata_detail != SP_METADATA_FULL) ||
         (options->mode != SP_MODE_AUTO && options->mode != SP_MODE_TRACE &&
-         options->mode != SP_MODE_AGGREGATE))
+         options->mode != SP_MODE_AGGREGATE) ||
+        (options->clock != SP_CLOCK_AUTO && options->clock != SP_CLOCK_TSC &&
+         options->clock != SP_CLOCK_MONOTONIC))
         status = SP_ERR_INVALID_ARGUMENT;
     else if (config.active || config.disabled)
         status = SP_ERR_ALREADY_ACTIVE;
@@ -126,6 +149,7 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     config.write_file = options->write_file != 0;
     config.quiet = options->quiet || env_flag("SCOPE_PROFILER_QUIET");
     config.aggregate = resolve_mode(options->mode) == SP_MODE_AGGREGATE;
+    config.tsc = resolve_tsc(options->clock);
     spi_error err;
     spi_error_clear(&err);
     status = spi_job_start(mpi_comm, finalize_inside_mpi_finalize, &err);
@@ -140,7 +164,7 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
      * as recording starts. */
     status = spi_counters_configure(options);
     spi_recording recording = {.buffer_limit_bytes = options->buffer_limit_bytes,
-                               .aggregate = config.aggregate,
+                               .aggregate = config.aggregate, .tsc = config.tsc,
                                .hooks = spi_counters_hooks()};
     if (status == SP_OK) status = spi_recorder_start(&recording);
     if (status != SP_OK) {
@@ -229,13 +253,15 @@ static int finalize_session(sp_results **results) {
     int64_t finalize_ns = spi_clock_now_ns();
     spi_session session = spi_recorder_stop();
     config.active = false;
+    /* TSC ticks to CLOCK_MONOTONIC ns before anything reads a time */
+    int converted = spi_recorder_convert_ticks(&session);
 
     spi_error err;
     spi_error_clear(&err);
     spi_profile profile = {0};
     spi_run_report report;
     uint32_t rank = spi_job_rank();
-    int status = spi_run_collect(&session, rank, &profile, &report);
+    int status = converted != SP_OK ? converted : spi_run_collect(&session, rank, &profile, &report);
     /* Counter totals live in the threads' state: collect before release. */
     if (status == SP_OK) status = spi_counters_collect(&session, rank, &profile);
     spi_counters_shutdown();
@@ -246,7 +272,9 @@ static int finalize_session(sp_results **results) {
                                 .start_time_ns = config.start_time_ns,
                                 .finalize_time_ns = finalize_ns,
                                 .mpi_size = spi_job_size(),
-                                .num_nodes = spi_job_node_count(), .mpi_rank = rank};
+                                .num_nodes = spi_job_node_count(), .mpi_rank = rank,
+                                .clock = config.tsc ? "tsc" : "monotonic",
+                                .mode = config.aggregate ? "aggregate" : "trace"};
     if (status == SP_OK && (status = spi_meta_collect(&profile.metadata, &context)) != SP_OK)
         spi_error_set(&err, status, "out of memory while collecting metadata");
 

@@ -68,6 +68,8 @@ typedef struct spi_meta_context {
     int64_t mpi_size;        /* 1 without MPI */
     int64_t num_nodes;       /* distinct hosts; 1 without MPI */
     int64_t mpi_rank;
+    const char *clock;       /* "monotonic" or "tsc": metadata "clock" */
+    const char *mode;        /* "trace" or "aggregate": metadata "profile_mode" */
 } spi_meta_context;
 
 /* Collect the minimal (or full) metadata set of FORMAT.md 1.2 plus

@@ -4,13 +4,21 @@
  * CLOCK_MONOTONIC in int64 ns is exactly what Python's time.perf_counter_ns()
  * returns on Linux, so native and Python timestamps of one process share a
  * timeline and can be merged without any offset. On Linux the call goes
- * through the vDSO (about 20 ns, no system call). A TSC path would be faster
- * but must convert exactly to CLOCK_MONOTONIC ns; it is not worth its
- * calibration risk while the vDSO read is within the overhead budget.
+ * through the vDSO (about 20-30 ns, no system call, but a seqlock and a
+ * scaling on top of the TSC it reads).
+ *
+ * The TSC path reads the time-stamp counter directly and leaves the
+ * conversion to CLOCK_MONOTONIC ns to finalize (tick_map.h): the raw read is
+ * cheaper, and an anchor (ticks and ns read back to back) now and then
+ * keeps the conversion exact. It is used only where the counter is
+ * invariant (constant and non-stop across power states, and the kernel's
+ * own clocksource: spi_clock_tsc_usable).
  */
 #ifndef SPI_CLOCK_H
 #define SPI_CLOCK_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -19,6 +27,41 @@ static inline int64_t spi_clock_now_ns(void) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * INT64_C(1000000000) + (int64_t)ts.tv_nsec;
 }
+
+/* The time-stamp counter (x86-64); elsewhere CLOCK_MONOTONIC ns, so that
+ * a build for another architecture still records correct times. */
+static inline int64_t spi_clock_ticks(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    return (int64_t)__builtin_ia32_rdtsc();
+#else
+    return spi_clock_now_ns();
+#endif
+}
+
+/* A (ticks, ns) pair read back to back: ticks is the middle of the two
+ * counter reads around the clock read, so the pair is exact to half their
+ * distance. The tightest of three reads is kept: an interrupt or a
+ * preemption between the reads would otherwise widen that bound to its
+ * own length. */
+static inline void spi_clock_anchor(int64_t *ticks, int64_t *ns) {
+    int64_t best_window = INT64_MAX;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int64_t before = spi_clock_ticks();
+        int64_t read = spi_clock_now_ns();
+        int64_t after = spi_clock_ticks();
+        if (after - before < best_window) {
+            best_window = after - before;
+            *ticks = before + (after - before) / 2;
+            *ns = read;
+        }
+    }
+}
+
+/* true when the TSC can stand in for CLOCK_MONOTONIC here: the CPU flags
+ * constant_tsc and nonstop_tsc (invariant TSC) and the kernel uses "tsc"
+ * as its clocksource (it would not if it found the counters of the cores
+ * out of step). `reason` says why not. Reads /proc and /sys: setup only. */
+bool spi_clock_tsc_usable(char *reason, size_t reason_bytes);
 
 /* CPU time consumed by the calling thread, ns (0 if unavailable). */
 static inline int64_t spi_clock_thread_cpu_ns(void) {

@@ -40,8 +40,10 @@ static spi_session session;                     /* under session_lock */
 static atomic_size_t buffer_bytes = 0;
 /* The current session's thread hooks (recorder.h); NULL = none. */
 static _Atomic(const spi_thread_hooks *) session_hooks = NULL;
-/* The current session's mode, read by threads attaching to it. */
+/* The current session's mode and clock, read by threads attaching to it. */
 static atomic_bool session_aggregate = false;
+static atomic_bool session_tsc = false;
+static _Atomic int64_t session_anchor_interval = 0; /* ticks */
 static atomic_uint unmatched_reports = 0;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
@@ -73,6 +75,16 @@ static void create_exit_key(void) {
         spi_diag("cannot watch thread exits; thread end times will read as -1");
 }
 
+/* TSC: one (ticks, ns) pair for the conversion at finalize (tick_map.h),
+ * and the tick from which the next begin takes another. An anchor that
+ * cannot be stored (out of memory) only widens the interpolation. */
+static void take_anchor(spi_thread *t) {
+    spi_anchor a;
+    spi_clock_anchor(&a.ticks, &a.ns);
+    (void)spi_anchor_list_add(&t->anchors, a);
+    t->next_anchor = a.ticks + atomic_load_explicit(&session_anchor_interval, memory_order_relaxed);
+}
+
 static void free_thread(spi_thread *t) {
     for (spi_chunk *c = t->head; c;) {
         spi_chunk *next = c->next;
@@ -86,6 +98,7 @@ static void free_thread(spi_thread *t) {
     spi_free(t->nodes);
     spi_free(t->path_keys);
     spi_free(t->path_nodes);
+    spi_anchor_list_free(&t->anchors);
     if (t->hook_state) t->hooks->release(t->hook_state);
     spi_free(t);
 }
@@ -101,6 +114,8 @@ static spi_thread *new_thread(void) {
         return NULL;
     }
     t->aggregate = atomic_load_explicit(&session_aggregate, memory_order_acquire);
+    t->tsc = atomic_load_explicit(&session_tsc, memory_order_acquire);
+    if (t->tsc) take_anchor(t);
     if (t->aggregate) {
         t->path_keys = spi_calloc(INITIAL_PATH_SLOTS, sizeof *t->path_keys);
         t->path_nodes = spi_malloc(INITIAL_PATH_SLOTS * sizeof *t->path_nodes);
@@ -195,6 +210,7 @@ static int add_chunk(spi_thread *t) {
     }
     chunk->next = NULL;
     chunk->used = 0;
+    if (t->tsc) take_anchor(t); /* one per chunk: thousands of events */
     if (t->tail) t->tail->used = (size_t)(t->cursor - t->tail->events);
     if (t->tail) t->tail->next = chunk;
     else t->head = chunk;
@@ -293,6 +309,11 @@ static inline int32_t path_of(spi_thread *t, int32_t parent, int region) {
 
 /* ---- begin / end -------------------------------------------------------- */
 
+/* The end of a call in the session's clock (ns, or TSC ticks). */
+static inline int64_t recording_clock(const spi_thread *t) {
+    return t->tsc ? spi_clock_ticks() : spi_clock_now_ns();
+}
+
 static inline int push_call(spi_thread *t, int region) {
     if (__builtin_expect(t->depth == t->stack_capacity, 0) && grow_stack(t) != SP_OK)
         return SP_ERR_OUT_OF_MEMORY;
@@ -308,7 +329,17 @@ static inline int push_call(spi_thread *t, int region) {
     frame->sequence = t->next_sequence++;
     /* hooks (counters): before the clock, so their cost is outside the region */
     if (__builtin_expect(t->hook_state != NULL, 0)) t->hooks->begin(t->hook_state, region);
-    frame->start_ns = spi_clock_now_ns(); /* last: closest to the user's code */
+    /* last: closest to the user's code */
+    if (t->tsc) {
+        int64_t ticks = spi_clock_ticks();
+        if (__builtin_expect(ticks >= t->next_anchor, 0)) {
+            take_anchor(t); /* a thread that records keeps its map exact */
+            ticks = spi_clock_ticks();
+        }
+        frame->start_ns = ticks;
+    } else {
+        frame->start_ns = spi_clock_now_ns();
+    }
     return SP_OK;
 }
 
@@ -476,7 +507,7 @@ SP_API int sp_region_end(const char *name) {
     if (!name) return invalid_name();
     spi_thread *t = current_thread();
     if (!t) return name[0] ? SP_OK : invalid_name();
-    int64_t now_ns = spi_clock_now_ns(); /* first: the lookup is not the user's time */
+    int64_t now_ns = recording_clock(t); /* first: the lookup is not the user's time */
     int status = SP_OK;
     int handle = handle_of_cstr(t, name, &status);
     return finish(handle >= 0 ? pop_call(t, handle, now_ns) : status);
@@ -495,7 +526,7 @@ SP_API int sp_region_end_n(const char *name, size_t name_len) {
     if (!name || name_len == 0) return invalid_name();
     spi_thread *t = current_thread();
     if (!t) return SP_OK;
-    int64_t now_ns = spi_clock_now_ns();
+    int64_t now_ns = recording_clock(t);
     int status = SP_OK;
     int handle = handle_of_sized(t, name, name_len, &status);
     return finish(handle >= 0 ? pop_call(t, handle, now_ns) : status);
@@ -515,7 +546,7 @@ SP_API void sp_begin(int region) {
 SP_API void sp_end(int region) {
     spi_thread *t = current_thread();
     if (!t) return;
-    int64_t now_ns = spi_clock_now_ns();
+    int64_t now_ns = recording_clock(t);
     int status = pop_call(t, region, now_ns);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
 }
@@ -554,7 +585,27 @@ SP_API int64_t sp_now_ns(void) { return spi_clock_now_ns(); }
 int spi_recorder_start(const spi_recording *recording) {
     pthread_mutex_lock(&session_lock);
     session = (spi_session){.buffer_limit_bytes = recording->buffer_limit_bytes,
-                            .aggregate = recording->aggregate};
+                            .aggregate = recording->aggregate, .tsc = recording->tsc};
+    if (session.tsc) {
+        /* Two anchors 100 us apart give the rate that turns the anchor
+         * interval into ticks (it only decides how often anchors are
+         * taken; the conversion uses every anchor). */
+        spi_anchor first, second;
+        spi_clock_anchor(&first.ticks, &first.ns);
+        do spi_clock_anchor(&second.ticks, &second.ns);
+        while (second.ns - first.ns < 100000 || second.ticks <= first.ticks);
+        double ticks_per_ns = (double)(second.ticks - first.ticks) / (double)(second.ns - first.ns);
+        session.anchor_interval_ticks = (int64_t)(SPI_ANCHOR_INTERVAL_NS * ticks_per_ns);
+        if (spi_anchor_list_add(&session.anchors, first) != SP_OK ||
+            spi_anchor_list_add(&session.anchors, second) != SP_OK) {
+            spi_anchor_list_free(&session.anchors);
+            pthread_mutex_unlock(&session_lock);
+            return SP_ERR_OUT_OF_MEMORY;
+        }
+    }
+    atomic_store_explicit(&session_anchor_interval, session.anchor_interval_ticks,
+                          memory_order_relaxed);
+    atomic_store_explicit(&session_tsc, session.tsc, memory_order_release);
     /* release: a thread that sees the new generation sees these */
     atomic_store_explicit(&session_hooks, recording->hooks, memory_order_release);
     atomic_store_explicit(&session_aggregate, recording->aggregate, memory_order_release);
@@ -568,6 +619,11 @@ int spi_recorder_start(const spi_recording *recording) {
 spi_session spi_recorder_stop(void) {
     pthread_mutex_lock(&session_lock);
     atomic_store_explicit(&session_generation, 0, memory_order_relaxed);
+    if (session.tsc) {
+        spi_anchor last;
+        spi_clock_anchor(&last.ticks, &last.ns);
+        (void)spi_anchor_list_add(&session.anchors, last);
+    }
     spi_session stopped = session;
     session = (spi_session){0};
     /* Threads still alive: the CPU time so far (a lower bound, as the
@@ -598,6 +654,7 @@ void spi_recorder_release(spi_session *stopped) {
         free_thread(t);
         t = next;
     }
+    spi_anchor_list_free(&stopped->anchors);
     *stopped = (spi_session){0};
 }
 

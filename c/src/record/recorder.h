@@ -24,7 +24,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One completed call: exactly 32 bytes (the memory goal per call). */
+#include "record/tick_map.h"
+
+/* One completed call: exactly 32 bytes (the memory goal per call). Times
+ * are in the session's clock: ns, or TSC ticks until run.c converts them. */
 typedef struct spi_event {
     int64_t start_ns;
     int64_t duration_ns;
@@ -83,6 +86,8 @@ typedef struct spi_far_parent {
 typedef struct spi_thread {
     /* hot: touched by every begin/end */
     bool aggregate;          /* the session's mode, copied at attach */
+    bool tsc;                /* times are TSC ticks (tick_map.h), else ns */
+    int64_t next_anchor;     /* TSC: take an anchor at a begin from here on */
     spi_frame *stack;
     size_t depth;
     size_t stack_capacity;
@@ -121,6 +126,7 @@ typedef struct spi_thread {
     size_t path_capacity;    /* power of two */
 
     /* cold */
+    spi_anchor_list anchors;      /* TSC: this thread's (ticks, ns) pairs */
     const struct spi_thread_hooks *hooks; /* whose hook_state it is */
     spi_chunk *head;
     uint64_t dropped_events;      /* lost to the buffer limit or OOM */
@@ -147,6 +153,9 @@ typedef struct spi_session {
     int thread_count;
     size_t buffer_limit_bytes;    /* 0 = none */
     bool aggregate;               /* call-path accumulators, no events */
+    bool tsc;                     /* times in TSC ticks (tick_map.h) */
+    spi_anchor_list anchors;      /* TSC: the session's start and stop anchors */
+    int64_t anchor_interval_ticks;/* TSC: SPI_ANCHOR_INTERVAL_NS in ticks */
 } spi_session;
 
 /* Per-thread extensions of the recording (the counters module is one).
@@ -168,6 +177,7 @@ typedef struct spi_thread_hooks {
 typedef struct spi_recording {
     size_t buffer_limit_bytes;        /* trace mode: 0 = no limit */
     bool aggregate;                   /* per-path accumulators instead of events */
+    bool tsc;                         /* record TSC ticks (tick_map.h) */
     const spi_thread_hooks *hooks;    /* NULL: none; valid until released */
 } spi_recording;
 
@@ -179,6 +189,14 @@ int spi_recorder_start(const spi_recording *recording);
  * them with spi_recorder_release). Samples end/cpu times of live threads. */
 spi_session spi_recorder_stop(void);
 void spi_recorder_release(spi_session *session);
+
+/* A stopped TSC session's times into CLOCK_MONOTONIC ns, in place: every
+ * event (start, duration) and, in aggregate mode, every path's totals and
+ * first/last times, through the map of all its anchors (tick_map.h).
+ * Afterwards session->tsc is false. Nothing to do for a ns session.
+ * Returns SP_OK or SP_ERR_OUT_OF_MEMORY (times then stay in ticks and the
+ * caller must not write them). recorder_ticks.c. */
+int spi_recorder_convert_ticks(spi_session *session);
 
 /* Total bytes of event chunks allocated in the current session. */
 size_t spi_recorder_buffer_bytes(void);

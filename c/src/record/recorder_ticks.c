@@ -1,0 +1,73 @@
+/*
+ * recorder_ticks.c - a stopped TSC session into CLOCK_MONOTONIC ns
+ * (spi_recorder_convert_ticks, recorder.h).
+ *
+ * Each timestamp goes through the piecewise-linear map of every anchor the
+ * session took (tick_map.h); a duration is the difference of its converted
+ * end and start, so it is never negative and a child never starts before
+ * its parent (the map is monotone). Aggregate paths keep sums, not
+ * timestamps: their totals, extremes and sums of squares scale by the
+ * session's average rate, their first start and last end go through the
+ * map.
+ */
+#include "record/recorder.h"
+
+#include "util/alloc.h"
+#include "util/error.h"
+
+static int64_t span_ns(const spi_tick_map *map, int64_t ticks) {
+    return spi_tick_map_span_ns(map, ticks);
+}
+
+static void convert_events(spi_thread *t, spi_tick_map *map) {
+    for (spi_chunk *chunk = t->head; chunk; chunk = chunk->next) {
+        /* the tail chunk's fill level is set by spi_recorder_stop */
+        for (spi_event *e = chunk->events; e < chunk->events + chunk->used; e++) {
+            int64_t start = spi_tick_map_ns(map, e->start_ns);
+            int64_t end = spi_tick_map_ns(map, e->start_ns + e->duration_ns);
+            e->start_ns = start;
+            e->duration_ns = end - start;
+        }
+    }
+}
+
+static void convert_paths(spi_thread *t, spi_tick_map *map) {
+    double rate = map->ns_per_tick;
+    for (size_t i = 0; i < t->node_count; i++) {
+        spi_path_node *n = &t->nodes[i];
+        if (n->count == 0) continue;
+        n->total_ns = span_ns(map, n->total_ns);
+        n->min_ns = span_ns(map, n->min_ns);
+        n->max_ns = span_ns(map, n->max_ns);
+        n->exclusive_ns = span_ns(map, n->exclusive_ns);
+        /* (d * rate)^2 = d^2 * rate^2, kept exact in 128 bits */
+        long double squares = (long double)n->sum_squares * (long double)rate * (long double)rate;
+        n->sum_squares = squares > 0 ? (spi_u128)squares : 0;
+        n->start_min_ns = spi_tick_map_ns(map, n->start_min_ns);
+        n->end_max_ns = spi_tick_map_ns(map, n->end_max_ns);
+    }
+}
+
+int spi_recorder_convert_ticks(spi_session *session) {
+    if (!session->tsc) return SP_OK;
+    size_t total = session->anchors.count;
+    for (const spi_thread *t = session->threads; t; t = t->next) total += t->anchors.count;
+    spi_anchor *all = spi_malloc((total ? total : 1) * sizeof *all);
+    if (!all) return SP_ERR_OUT_OF_MEMORY;
+    size_t n = 0;
+    for (size_t i = 0; i < session->anchors.count; i++) all[n++] = session->anchors.items[i];
+    for (const spi_thread *t = session->threads; t; t = t->next)
+        for (size_t i = 0; i < t->anchors.count; i++) all[n++] = t->anchors.items[i];
+    spi_tick_map map;
+    int status = spi_tick_map_build(&map, all, n);
+    spi_free(all);
+    if (status != SP_OK) return status;
+    for (spi_thread *t = session->threads; t; t = t->next) {
+        map.hint = 0;
+        if (session->aggregate) convert_paths(t, &map);
+        else convert_events(t, &map);
+    }
+    spi_tick_map_free(&map);
+    session->tsc = false;
+    return SP_OK;
+}
