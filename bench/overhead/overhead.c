@@ -2,6 +2,12 @@
  * overhead.c - what one begin/end pair costs, in one program run.
  *
  *     sp_bench_overhead [pairs] [repetitions]     (defaults 2000000, 5)
+ *     sp_bench_overhead --cold-report [pairs] [rounds]  (20000000, 3)
+ *
+ * The first form: warm figures, sessions recycling each other's memory.
+ * The second: what a real run pays, ONE long session per process on cold
+ * memory, for the TSC and the CLOCK_MONOTONIC clock, interleaved with the
+ * baseline (see cold_report below); bench/overhead/run.sh runs both.
  *
  * Rows (ns per begin/end pair, best of the repetitions, each repetition a
  * fresh sp_setup .. sp_finalize session with write_file=0 and quiet=1, so
@@ -29,9 +35,12 @@
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime, setenv under -std=c11 */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -182,7 +191,154 @@ static int goal(const char *what, int met, const char *detail) {
     return met;
 }
 
+/* ---- one long session on cold memory ----------------------------------------
+ *
+ * What a real run pays: ONE session recording `pairs` calls into fresh
+ * memory, in a fresh process (no pages recycled from an earlier session),
+ * with the clock the run would use. The parent starts one child per
+ * (clock, path) and round, interleaved, and compares each child with the
+ * baseline child of the same round. */
+
+typedef struct cold_result {
+    double ns;                 /* per pair */
+    double faults_per_4096;    /* minor faults per 4096 recorded calls */
+    double rss_per_call;       /* bytes of resident-set growth per call */
+} cold_result;
+
+static long minor_faults(void) {
+    struct rusage usage;
+    return getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_minflt : -1;
+}
+
+/* The child: one session, timed whole, printed as one line. */
+static int cold_child(const char *path, const char *clock, int64_t pairs) {
+    int handle = sp_region("bench_handle");
+    void (*loop)(const loop_args *) = NULL;
+    bool profiled = true;
+    if (strcmp(path, "baseline") == 0) loop = baseline_pairs, profiled = false;
+    else if (strcmp(path, "c_handle") == 0) loop = c_handle_pairs;
+    else if (strcmp(path, "c_name") == 0) loop = c_name_pairs;
+#ifdef SP_BENCH_FORTRAN
+    else if (strcmp(path, "f_handle") == 0) loop = f_handle_pairs;
+    else if (strcmp(path, "f_name") == 0) loop = f_name_pairs;
+#endif
+    if (!loop) return 2;
+    if (profiled) {
+        sp_options options;
+        sp_options_init(&options);
+        options.write_file = 0;
+        options.quiet = 1;
+        options.clock = strcmp(clock, "tsc") == 0 ? SP_CLOCK_TSC : SP_CLOCK_MONOTONIC;
+        if (sp_setup_with_options(&options) != SP_OK) return 1;
+    }
+    long rss0 = resident_bytes(), faults0 = minor_faults();
+    int64_t t0 = now_ns();
+    loop(&(loop_args){handle, pairs});
+    int64_t t1 = now_ns();
+    long rss1 = resident_bytes(), faults1 = minor_faults();
+    if (profiled) sp_finalize();
+    printf("%.3f %.3f %.3f\n", (double)(t1 - t0) / (double)pairs,
+           (double)(faults1 - faults0) * 4096.0 / (double)pairs,
+           (double)(rss1 - rss0) / (double)pairs);
+    return 0;
+}
+
+static int run_child(const char *self, const char *path, const char *clock, int64_t pairs,
+                     cold_result *out) {
+    char command[4096];
+    snprintf(command, sizeof command, "'%s' --cold %s %s %lld", self, path, clock,
+             (long long)pairs);
+    FILE *child = popen(command, "r");
+    if (!child) return -1;
+    int got = fscanf(child, "%lf %lf %lf", &out->ns, &out->faults_per_4096, &out->rss_per_call);
+    int status = pclose(child);
+    return got == 3 && status == 0 ? 0 : -1;
+}
+
+static int by_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void cold_report(const char *self, int64_t pairs, int rounds) {
+    static const char *const clocks[] = {"tsc", "monotonic"};
+    static const char *const paths[] = {"c_handle", "c_name",
+#ifdef SP_BENCH_FORTRAN
+                                        "f_handle", "f_name",
+#endif
+    };
+    enum { PATHS = sizeof paths / sizeof paths[0], MAX_ROUNDS = 16 };
+    if (rounds > MAX_ROUNDS) rounds = MAX_ROUNDS;
+    double ratio[2][PATHS][MAX_ROUNDS], ns[2][PATHS][MAX_ROUNDS], base_ns[MAX_ROUNDS];
+    double faults[2] = {0, 0}, rss[2] = {0, 0};
+    for (int r = 0; r < rounds; r++) {
+        cold_result base;
+        if (run_child(self, "baseline", "monotonic", pairs, &base) != 0) {
+            printf("  cold: the baseline child failed\n");
+            return;
+        }
+        base_ns[r] = base.ns;
+        for (int c = 0; c < 2; c++)
+            for (int p = 0; p < (int)PATHS; p++) {
+                cold_result res = {-1, -1, -1};
+                run_child(self, paths[p], clocks[c], pairs, &res);
+                ns[c][p][r] = res.ns;
+                ratio[c][p][r] = res.ns / base.ns;
+                if (p == 0 && res.faults_per_4096 > faults[c]) faults[c] = res.faults_per_4096;
+                if (p == 0 && res.rss_per_call > rss[c]) rss[c] = res.rss_per_call;
+            }
+    }
+    qsort(base_ns, (size_t)rounds, sizeof *base_ns, by_double);
+    printf("one long session on cold memory: %lld pairs per process, %d interleaved rounds,\n"
+           "median of the rounds, each against the baseline of its own round "
+           "(baseline median %.2f ns)\n",
+           (long long)pairs, rounds, base_ns[rounds / 2]);
+    double median[2][PATHS], median_ns[2][PATHS];
+    for (int c = 0; c < 2; c++)
+        for (int p = 0; p < (int)PATHS; p++) {
+            qsort(ratio[c][p], (size_t)rounds, sizeof(double), by_double);
+            qsort(ns[c][p], (size_t)rounds, sizeof(double), by_double);
+            median[c][p] = ratio[c][p][rounds / 2];
+            median_ns[c][p] = ns[c][p][rounds / 2];
+            printf("  %-10s %-10s %9.2f ns   %5.2fx baseline\n", clocks[c], paths[p],
+                   median_ns[c][p], median[c][p]);
+        }
+    for (int c = 0; c < 2; c++)
+        printf("  %-10s C handle: %.2f minor faults per 4096 calls, %.2f B resident per call\n",
+               clocks[c], faults[c], rss[c]);
+    char detail[160];
+    printf("goals (cold, one session):\n");
+    snprintf(detail, sizeof detail, "%.2fx", median[0][0]);
+    goal("TSC: C handle <= 0.6x baseline", median[0][0] <= 0.6, detail);
+    snprintf(detail, sizeof detail, "%.2fx", median[1][0]);
+    goal("CLOCK_MONOTONIC: C handle <= 1.1x baseline", median[1][0] <= 1.1, detail);
+    for (int c = 0; c < 2; c++) {
+        snprintf(detail, sizeof detail, "%s: %+.2f ns", clocks[c], median_ns[c][1] - median_ns[c][0]);
+        goal("C by-name <= C handle + 10 ns", median_ns[c][1] <= median_ns[c][0] + 10.0, detail);
+#ifdef SP_BENCH_FORTRAN
+        snprintf(detail, sizeof detail, "%s: %.2fx", clocks[c], median_ns[c][2] / median_ns[c][0]);
+        goal("Fortran handle <= 1.1x C handle", median_ns[c][2] <= 1.1 * median_ns[c][0], detail);
+#endif
+    }
+    snprintf(detail, sizeof detail, "%.2f", faults[0] > faults[1] ? faults[0] : faults[1]);
+    goal("<= 1 minor fault per 4096 calls", faults[0] <= 1.0 && faults[1] <= 1.0, detail);
+    snprintf(detail, sizeof detail, "%.2f B", rss[0] > rss[1] ? rss[0] : rss[1]);
+    goal("<= 34 B resident per call before finalize", rss[0] <= 34.0 && rss[1] <= 34.0, detail);
+}
+
 int main(int argc, char **argv) {
+    if (argc == 5 && strcmp(argv[1], "--cold") == 0)
+        return cold_child(argv[2], argv[3], atoll(argv[4]));
+    if (argc >= 2 && strcmp(argv[1], "--cold-report") == 0) {
+        int64_t cold_pairs = argc > 2 ? atoll(argv[2]) : 20000000;
+        int rounds = argc > 3 ? atoi(argv[3]) : 3;
+        char self[4096];
+        ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (len <= 0) return 1;
+        self[len] = '\0';
+        cold_report(self, cold_pairs, rounds);
+        return 0;
+    }
     int64_t pairs = argc > 1 ? atoll(argv[1]) : 2000000;
     int repetitions = argc > 2 ? atoi(argv[2]) : 5;
     if (pairs < 16 || repetitions < 1) {

@@ -88,7 +88,7 @@ static void take_anchor(spi_thread *t) {
 static void free_thread(spi_thread *t) {
     for (spi_chunk *c = t->head; c;) {
         spi_chunk *next = c->next;
-        spi_free(c);
+        spi_unmap(c, c->bytes);
         c = next;
     }
     spi_free(t->stack);
@@ -193,21 +193,24 @@ static int grow_stack(spi_thread *t) {
 }
 
 static int add_chunk(spi_thread *t) {
+    size_t bytes = t->head ? SPI_CHUNK_BYTES : SPI_FIRST_CHUNK_BYTES;
     size_t limit = session.buffer_limit_bytes;
     if (limit) {
-        size_t before = atomic_fetch_add(&buffer_bytes, sizeof(spi_chunk));
-        if (before + sizeof(spi_chunk) > limit) {
-            atomic_fetch_sub(&buffer_bytes, sizeof(spi_chunk));
+        size_t before = atomic_fetch_add(&buffer_bytes, bytes);
+        if (before + bytes > limit) {
+            atomic_fetch_sub(&buffer_bytes, bytes);
             return SP_ERR_BUFFER_LIMIT;
         }
     } else {
-        atomic_fetch_add(&buffer_bytes, sizeof(spi_chunk));
+        atomic_fetch_add(&buffer_bytes, bytes);
     }
-    spi_chunk *chunk = spi_malloc(sizeof *chunk);
+    spi_chunk *chunk = spi_map_populated(bytes);
     if (!chunk) {
-        atomic_fetch_sub(&buffer_bytes, sizeof(spi_chunk));
+        atomic_fetch_sub(&buffer_bytes, bytes);
         return SP_ERR_OUT_OF_MEMORY;
     }
+    chunk->bytes = bytes;
+    chunk->capacity = (bytes - sizeof *chunk) / sizeof(spi_event);
     chunk->next = NULL;
     chunk->used = 0;
     if (t->tsc) take_anchor(t); /* one per chunk: thousands of events */
@@ -216,7 +219,7 @@ static int add_chunk(spi_thread *t) {
     else t->head = chunk;
     t->tail = chunk;
     t->cursor = chunk->events;
-    t->chunk_end = chunk->events + SPI_CHUNK_EVENTS;
+    t->chunk_end = chunk->events + chunk->capacity;
     return SP_OK;
 }
 

@@ -62,3 +62,13 @@ char *spi_strndup(const char *text, size_t len) {
 char *spi_strdup(const char *text) {
     return spi_strndup(text, strlen(text));
 }
+
+void *spi_map_populated(size_t size_bytes) {
+    void *block = mmap(NULL, size_bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return block == MAP_FAILED ? NULL : block;
+}
+
+void spi_unmap(void *block, size_t size_bytes) {
+    if (block) munmap(block, size_bytes);
+}

@@ -22,4 +22,12 @@ void spi_free(void *block);
 char *spi_strndup(const char *text, size_t len);
 char *spi_strdup(const char *text);
 
+/* `size_bytes` of zeroed memory whose pages are already backed
+ * (mmap MAP_POPULATE): the page faults are taken here, in bulk inside the
+ * kernel, not one by one when the memory is first written. For the event
+ * chunks of the recorder, whose writes are on the hot path. NULL on
+ * failure. Release with spi_unmap and the same size. */
+void *spi_map_populated(size_t size_bytes);
+void spi_unmap(void *block, size_t size_bytes);
+
 #endif /* SPI_ALLOC_H */
