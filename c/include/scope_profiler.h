@@ -36,6 +36,22 @@
  * recording calls on other threads (call them from the main thread, outside
  * parallel regions).
  *
+ * Signals: a recording call made by a signal handler on a thread that was
+ * itself inside a recording call records nothing and returns (or, for
+ * sp_begin/sp_end, remembers) SP_ERR_UNSUPPORTED: the interrupted call is
+ * never corrupted. Otherwise the handler's calls are recorded. They are
+ * async-signal-safe when they use a handle (sp_begin/sp_end) or a name
+ * already used on that thread, the thread recorded before the signal, and
+ * the nesting stays within 64 levels (deeper nesting and new names
+ * allocate); event buffers come from mmap, which is async-signal-safe.
+ *
+ * fork(): a child does not continue the parent's session. It records
+ * nothing and writes nothing (never the parent's buffers, never the
+ * parent's output path): sp_is_active() is 0 and sp_finalize returns
+ * SP_ERR_NOT_ACTIVE, until the child calls sp_setup for a session of its
+ * own. No lock of the library is held in the child, whatever other threads
+ * of the parent were doing. The parent's session goes on unchanged.
+ *
  * Safety: every call is harmless before sp_setup and after sp_finalize (it is
  * a no-op, as in an unprofiled build). The library never aborts, exits or
  * kills the program it measures; errors come back as sp_status codes, and
@@ -175,7 +191,9 @@ typedef struct sp_options {
     int write_file;
     /** Upper bound of the event buffers of this process, in bytes; 0 = no
      *  limit (default). Calls that end after the limit is reached are not
-     *  recorded; sp_finalize reports how many and returns SP_ERR_BUFFER_LIMIT. */
+     *  recorded (what fits is, however small the limit); a recorded call
+     *  whose parent was not recorded becomes a root, so the file stays
+     *  valid. sp_finalize reports how many and returns SP_ERR_BUFFER_LIMIT. */
     size_t buffer_limit_bytes;
     /** 1: print nothing (no report, no diagnostics). Default 0, or 1 when
      *  $SCOPE_PROFILER_QUIET is "1". */
@@ -217,13 +235,18 @@ SP_API void sp_options_init(sp_options *options);
  *
  * file_path: the HDF5 file sp_finalize writes; NULL means the environment
  * variable SCOPE_PROFILER_FILE, else "profiling_data.h5". The path is copied.
- * The directory is not checked here; an unwritable path is reported by
- * sp_finalize (SP_ERR_OUTPUT), which then leaves no file behind.
+ * A path that can never be written is refused here: an empty path or one
+ * ending in '/' or a file name over NAME_MAX bytes (SP_ERR_INVALID_ARGUMENT),
+ * an existing path that is not a regular file, such as /dev/null or a FIFO
+ * (SP_ERR_OUTPUT: publishing renames over the target and must never replace
+ * a device). The directory is not checked here; an unwritable directory is
+ * reported by sp_finalize (SP_ERR_OUTPUT), which then leaves no file behind.
  *
  * With SCOPE_PROFILER_DISABLE=1 in the environment this returns SP_OK and
  * every later call is a no-op (nothing is recorded or written).
  *
- * Returns SP_OK, SP_ERR_ALREADY_ACTIVE (profiling already set up; the running
+ * Returns SP_OK, SP_ERR_INVALID_ARGUMENT or SP_ERR_OUTPUT (the path, as
+ * above), SP_ERR_ALREADY_ACTIVE (profiling already set up; the running
  * session is unchanged) or SP_ERR_OUT_OF_MEMORY.
  * Thread-safety: call from one thread, not concurrently with other calls.
  */
@@ -231,8 +254,10 @@ SP_API int sp_setup(const char *file_path);
 
 /**
  * Start profiling with explicit options (see sp_options).
- * Returns SP_OK, SP_ERR_INVALID_ARGUMENT (options NULL or a field out of
- * range), SP_ERR_ALREADY_ACTIVE or SP_ERR_OUT_OF_MEMORY.
+ * Returns SP_OK, SP_ERR_INVALID_ARGUMENT (options NULL, a field out of
+ * range such as write_file, quiet or likwid other than 0 or 1, or a path
+ * refused as by sp_setup), SP_ERR_OUTPUT (the path is not a regular file),
+ * SP_ERR_ALREADY_ACTIVE or SP_ERR_OUT_OF_MEMORY.
  * Thread-safety: as sp_setup.
  */
 SP_API int sp_setup_with_options(const sp_options *options);

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,6 +140,38 @@ static int write_event_slice(hid_t dset, uint64_t offset, const int64_t *values,
 
 /* ---- create ------------------------------------------------------------- */
 
+/* The temporary sibling keeps at most this much of the final name, so that
+ * ".<name>.XXXXXX.tmp" fits NAME_MAX (255) even for the longest legal name. */
+#define TEMP_NAME_KEEP (NAME_MAX - 12)
+
+int spi_output_path_check(const char *path, spi_error *err) {
+    if (!path || !*path)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "the output path is empty");
+    size_t len = strlen(path);
+    if (path[len - 1] == '/')
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                             "%s: the output path names a directory, not a file", path);
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (strlen(base) > NAME_MAX)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                             "%s: the file name is longer than %d bytes", path, NAME_MAX);
+    /* rename() would replace whatever the path names: a device node, a
+     * FIFO or a socket must never be replaced by a profile (CI runs as root) */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return spi_error_set(err, SP_ERR_OUTPUT,
+                             "%s exists and is not a regular file (%s); refusing to replace it",
+                             path,
+                             S_ISDIR(st.st_mode)    ? "a directory"
+                             : S_ISCHR(st.st_mode)  ? "a character device"
+                             : S_ISBLK(st.st_mode)  ? "a block device"
+                             : S_ISFIFO(st.st_mode) ? "a FIFO"
+                             : S_ISSOCK(st.st_mode) ? "a socket"
+                                                    : "not a file");
+    return SP_OK;
+}
+
 /* A unique temporary sibling ".<name>.<random>.tmp" of path, created empty
  * with the permissions a plain fopen would give. */
 static char *create_temp_sibling(const char *path, spi_error *err) {
@@ -149,7 +182,7 @@ static char *create_temp_sibling(const char *path, spi_error *err) {
     size_t bytes = strlen(dir) + strlen(base) + 32;
     temp = spi_malloc(bytes);
     if (!temp) goto out;
-    snprintf(temp, bytes, "%s/.%s.XXXXXX.tmp", dir, base);
+    snprintf(temp, bytes, "%s/.%.*s.XXXXXX.tmp", dir, TEMP_NAME_KEEP, base);
     int fd = mkstemps(temp, 4);
     if (fd < 0) {
         spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot create the output file: %s", path,
@@ -225,6 +258,8 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
     *writer = NULL;
     if (!path || !*path || !layout || (layout->aggregate && layout->event_count != 0))
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "no output path given");
+    int checked = spi_output_path_check(path, err);
+    if (checked != SP_OK) return checked;
     spi_writer *w = spi_calloc(1, sizeof *w);
     if (!w) return oom(NULL, err);
     for (int c = 0; c < SPI_EV_COUNT; c++) w->events[c] = -1;
@@ -502,6 +537,8 @@ int spi_writer_publish(spi_writer *w, spi_error *err) {
     if (status == SP_OK && fsync_path(w->temp_path, O_RDONLY) != 0)
         status = spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot flush to disk: %s",
                                w->final_path, strerror(errno));
+    /* again just before the rename: the path may have changed since create */
+    if (status == SP_OK) status = spi_output_path_check(w->final_path, err);
     if (status == SP_OK && rename(w->temp_path, w->final_path) != 0)
         status = spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot publish the file: %s",
                                w->final_path, strerror(errno));

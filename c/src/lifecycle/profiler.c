@@ -7,6 +7,7 @@
  * the one writer (h5_writer.c) and prints the report. Errors never stop the
  * program: they come back as a status, with one line on stderr.
  */
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,6 +109,23 @@ static void release_config(void) {
 
 static void finalize_inside_mpi_finalize(void) { sp_finalize(); }
 
+/* fork(): a child does not continue the parent's session. It records
+ * nothing and writes nothing (never the parent's output path) unless it
+ * calls sp_setup itself; the parent's session goes on unchanged. */
+static void forked_child(void) {
+    spi_recorder_fork_child();
+    spi_free(config.file_path);
+    spi_free(config.label);
+    config = (spi_config){0};
+}
+
+static pthread_once_t fork_handlers_once = PTHREAD_ONCE_INIT;
+static void register_fork_handlers(void) {
+    if (pthread_atfork(spi_recorder_fork_prepare, spi_recorder_fork_parent, forked_child) != 0)
+        spi_diag("cannot register fork handlers: a child forked while other threads record "
+                 "may block in its first recording call");
+}
+
 SP_API int sp_setup_with_options(const sp_options *options) {
     return spi_setup_in_job(options, NULL);
 }
@@ -120,7 +138,10 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         (options->mode != SP_MODE_AUTO && options->mode != SP_MODE_TRACE &&
          options->mode != SP_MODE_AGGREGATE) ||
         (options->clock != SP_CLOCK_AUTO && options->clock != SP_CLOCK_TSC &&
-         options->clock != SP_CLOCK_MONOTONIC))
+         options->clock != SP_CLOCK_MONOTONIC) ||
+        /* documented as 0 or 1: anything else is a caller's mistake */
+        (options->write_file != 0 && options->write_file != 1) ||
+        (options->quiet != 0 && options->quiet != 1) || (options->likwid != 0 && options->likwid != 1))
         status = SP_ERR_INVALID_ARGUMENT;
     else if (config.active || config.disabled)
         status = SP_ERR_ALREADY_ACTIVE;
@@ -129,6 +150,7 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         return status;
     }
     spi_diag_set_quiet(options->quiet || env_flag("SCOPE_PROFILER_QUIET"));
+    pthread_once(&fork_handlers_once, register_fork_handlers);
     if (env_flag("SCOPE_PROFILER_DISABLE")) {
         /* Disabled: stay inactive so every call is a no-op, but remember
          * that setup ran so finalize is quiet and harmless too. */
@@ -144,6 +166,18 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         release_config();
         spi_status_remember(SP_ERR_OUT_OF_MEMORY);
         return SP_ERR_OUT_OF_MEMORY;
+    }
+    /* A path that can never be published is refused now, not after the
+     * run at finalize, when the data would be lost. */
+    if (options->write_file) {
+        spi_error path_err;
+        spi_error_clear(&path_err);
+        if (spi_output_path_check(config.file_path, &path_err) != SP_OK) {
+            spi_diag("%s", path_err.message);
+            release_config();
+            spi_status_remember(path_err.status);
+            return path_err.status;
+        }
     }
     config.detail = options->metadata_detail;
     config.write_file = options->write_file != 0;

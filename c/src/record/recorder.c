@@ -196,10 +196,17 @@ static int add_chunk(spi_thread *t) {
     size_t bytes = t->head ? SPI_CHUNK_BYTES : SPI_FIRST_CHUNK_BYTES;
     size_t limit = session.buffer_limit_bytes;
     if (limit) {
-        size_t before = atomic_fetch_add(&buffer_bytes, bytes);
-        if (before + bytes > limit) {
-            atomic_fetch_sub(&buffer_bytes, bytes);
-            return SP_ERR_BUFFER_LIMIT;
+        /* near the limit, a smaller chunk of what is left: every call that
+         * fits is recorded, however small the limit */
+        size_t before = atomic_load(&buffer_bytes);
+        for (;;) {
+            size_t left = before < limit ? limit - before : 0;
+            size_t take = bytes < left ? bytes : left;
+            if (take < sizeof(spi_chunk) + 64 * sizeof(spi_event)) return SP_ERR_BUFFER_LIMIT;
+            if (atomic_compare_exchange_weak(&buffer_bytes, &before, before + take)) {
+                bytes = take;
+                break;
+            }
         }
     } else {
         atomic_fetch_add(&buffer_bytes, bytes);
@@ -497,13 +504,33 @@ static inline int finish(int status) {
     return status;
 }
 
+/* The reentrancy guard of the recording calls. A signal handler that
+ * records on a thread interrupted inside one of them would find its stack
+ * half updated; its call records nothing and returns SP_ERR_UNSUPPORTED.
+ * The fences keep the compiler from moving the flag across the work (the
+ * handler runs on the same thread: no CPU fence is needed). */
+static inline bool enter(spi_thread *t) {
+    if (__builtin_expect(t->busy != 0, 0)) return false;
+    t->busy = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    return true;
+}
+
+static inline void leave(spi_thread *t) {
+    atomic_signal_fence(memory_order_seq_cst);
+    t->busy = 0;
+}
+
 SP_API int sp_region_begin(const char *name) {
     if (!name) return invalid_name();
     spi_thread *t = current_thread();
     if (!t) return name[0] ? SP_OK : invalid_name();
+    if (!enter(t)) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_cstr(t, name, &status);
-    return finish(handle >= 0 ? push_call(t, handle) : status);
+    if (handle >= 0) status = push_call(t, handle);
+    leave(t);
+    return finish(status);
 }
 
 SP_API int sp_region_end(const char *name) {
@@ -511,18 +538,24 @@ SP_API int sp_region_end(const char *name) {
     spi_thread *t = current_thread();
     if (!t) return name[0] ? SP_OK : invalid_name();
     int64_t now_ns = recording_clock(t); /* first: the lookup is not the user's time */
+    if (!enter(t)) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_cstr(t, name, &status);
-    return finish(handle >= 0 ? pop_call(t, handle, now_ns) : status);
+    if (handle >= 0) status = pop_call(t, handle, now_ns);
+    leave(t);
+    return finish(status);
 }
 
 SP_API int sp_region_begin_n(const char *name, size_t name_len) {
     if (!name || name_len == 0) return invalid_name();
     spi_thread *t = current_thread();
     if (!t) return SP_OK;
+    if (!enter(t)) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_sized(t, name, name_len, &status);
-    return finish(handle >= 0 ? push_call(t, handle) : status);
+    if (handle >= 0) status = push_call(t, handle);
+    leave(t);
+    return finish(status);
 }
 
 SP_API int sp_region_end_n(const char *name, size_t name_len) {
@@ -530,9 +563,12 @@ SP_API int sp_region_end_n(const char *name, size_t name_len) {
     spi_thread *t = current_thread();
     if (!t) return SP_OK;
     int64_t now_ns = recording_clock(t);
+    if (!enter(t)) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_sized(t, name, name_len, &status);
-    return finish(handle >= 0 ? pop_call(t, handle, now_ns) : status);
+    if (handle >= 0) status = pop_call(t, handle, now_ns);
+    leave(t);
+    return finish(status);
 }
 
 SP_API void sp_begin(int region) {
@@ -542,7 +578,12 @@ SP_API void sp_begin(int region) {
         spi_status_remember(SP_ERR_INVALID_REGION);
         return;
     }
+    if (!enter(t)) {
+        spi_status_remember(SP_ERR_UNSUPPORTED);
+        return;
+    }
     int status = push_call(t, region);
+    leave(t);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
 }
 
@@ -550,7 +591,12 @@ SP_API void sp_end(int region) {
     spi_thread *t = current_thread();
     if (!t) return;
     int64_t now_ns = recording_clock(t);
+    if (!enter(t)) {
+        spi_status_remember(SP_ERR_UNSUPPORTED);
+        return;
+    }
     int status = pop_call(t, region, now_ns);
+    leave(t);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
 }
 
@@ -662,3 +708,29 @@ void spi_recorder_release(spi_session *stopped) {
 }
 
 size_t spi_recorder_buffer_bytes(void) { return atomic_load(&buffer_bytes); }
+
+/* ---- fork ------------------------------------------------------------------- */
+
+void spi_recorder_fork_prepare(void) {
+    pthread_mutex_lock(&session_lock);
+    spi_registry_fork_prepare();
+}
+
+void spi_recorder_fork_parent(void) {
+    spi_registry_fork_parent();
+    pthread_mutex_unlock(&session_lock);
+}
+
+void spi_recorder_fork_child(void) {
+    spi_registry_fork_child();
+    /* The child records nothing of the parent's session: its generation
+     * ends, so every thread-local state is stale, and the copies of the
+     * parent's threads and buffers are released (the child has one thread,
+     * so nothing else can be using them). */
+    atomic_store_explicit(&session_generation, 0, memory_order_relaxed);
+    spi_session orphan = session;
+    session = (spi_session){0};
+    atomic_store(&buffer_bytes, 0);
+    pthread_mutex_unlock(&session_lock);
+    spi_recorder_release(&orphan);
+}

@@ -20,6 +20,7 @@
 #define SPI_RECORDER_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -95,6 +96,9 @@ typedef struct spi_thread {
     /* hot: touched by every begin/end */
     bool aggregate;          /* the session's mode, copied at attach */
     bool tsc;                /* times are TSC ticks (tick_map.h), else ns */
+    /* inside a recording call: a signal handler that records on this
+     * thread meanwhile is refused instead of corrupting the stack */
+    volatile sig_atomic_t busy;
     int64_t next_anchor;     /* TSC: take an anchor at a begin from here on */
     spi_frame *stack;
     size_t depth;
@@ -205,6 +209,14 @@ void spi_recorder_release(spi_session *session);
  * Returns SP_OK or SP_ERR_OUT_OF_MEMORY (times then stay in ticks and the
  * caller must not write them). recorder_ticks.c. */
 int spi_recorder_convert_ticks(spi_session *session);
+
+/* pthread_atfork handlers, registered by the lifecycle: the session and
+ * registry locks are held across fork() by the forking thread; in the
+ * child the session ends (nothing of the parent is recorded or written)
+ * and its memory is released. */
+void spi_recorder_fork_prepare(void);
+void spi_recorder_fork_parent(void);
+void spi_recorder_fork_child(void);
 
 /* Total bytes of event chunks allocated in the current session. */
 size_t spi_recorder_buffer_bytes(void);

@@ -128,3 +128,9 @@ out:
     pthread_mutex_unlock(&registry_lock);
     return handle;
 }
+
+/* fork(): the forking thread holds the lock across the fork, so the child
+ * never inherits it locked by a thread that does not exist there. */
+void spi_registry_fork_prepare(void) { pthread_mutex_lock(&registry_lock); }
+void spi_registry_fork_parent(void) { pthread_mutex_unlock(&registry_lock); }
+void spi_registry_fork_child(void) { pthread_mutex_unlock(&registry_lock); }

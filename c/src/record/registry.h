@@ -33,4 +33,10 @@ int spi_registry_count(void);
 /* The entry of a handle, or NULL when out of range. Lock-free. */
 const spi_region_name *spi_registry_get(int handle);
 
+/* pthread_atfork handlers (called from spi_recorder_fork_*): the registry
+ * lock is held across fork() by the forking thread. */
+void spi_registry_fork_prepare(void);
+void spi_registry_fork_parent(void);
+void spi_registry_fork_child(void);
+
 #endif /* SPI_REGISTRY_H */

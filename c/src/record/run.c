@@ -4,9 +4,9 @@
  * Ids: thread t numbered its calls 0..n_t-1 in begin order; the rank-wide id
  * is that number plus the total count of the threads attached before t.
  * Parents are always earlier on the same thread, so parent id < child id
- * holds, as FORMAT.md requires. Calls still open at finalize are dropped;
- * a completed child of such a call becomes a root (-1), since its parent
- * is not in the file.
+ * holds, as FORMAT.md requires. Calls still open at finalize are dropped,
+ * and so are calls that ended past the buffer limit; a completed child of
+ * such a call becomes a root (-1), since its parent is not in the file.
  *
  * Exclusive time: one pass adds each call's duration to its parent's
  * "child time" slot (an array indexed by sequence, per thread); a second
@@ -97,11 +97,28 @@ static int allocate_row_columns(spi_row *row, int with_threads) {
                : SP_ERR_OUT_OF_MEMORY;
 }
 
+/* Which sequences of a thread were recorded, when some calls were dropped
+ * (the buffer limit): a child of a dropped call becomes a root, as a child
+ * of a call still open at finalize does, so no parent id dangles. NULL (no
+ * drop, or out of memory: then parents are kept as they are) otherwise. */
+static uint8_t *recorded_sequences(const spi_thread *t) {
+    if (t->dropped_events == 0) return NULL;
+    uint8_t *bits = spi_calloc((size_t)t->next_sequence / 8 + 1, 1);
+    if (!bits) return NULL;
+    FOR_EACH_EVENT(t, e) bits[e->sequence / 8] |= (uint8_t)(1u << (e->sequence % 8));
+    return bits;
+}
+
+static bool was_recorded(const uint8_t *bits, int64_t sequence) {
+    return !bits || (bits[sequence / 8] & (1u << (sequence % 8)));
+}
+
 /* Fill rows[] (sized by the caller, counts reset to 0) from the threads. */
 static void fill_rows(const spi_session *session, spi_row *rows, const int32_t *row_of_region,
                       int with_threads) {
     int64_t base = 0;
     for (const spi_thread *t = session->threads; t; t = t->next) {
+        uint8_t *recorded = recorded_sequences(t);
         FOR_EACH_EVENT(t, e) {
             spi_row *row = &rows[row_of_region[e->region]];
             uint64_t i = row->count++;
@@ -109,9 +126,13 @@ static void fill_rows(const spi_session *session, spi_row *rows, const int32_t *
             row->starts[i] = e->start_ns;
             row->durations[i] = e->duration_ns;
             row->call_ids[i] = base + e->sequence;
-            row->parent_ids[i] = (parent < 0 || still_open(t, parent)) ? -1 : base + parent;
+            row->parent_ids[i] = (parent < 0 || still_open(t, parent) ||
+                                  !was_recorded(recorded, parent))
+                                     ? -1
+                                     : base + parent;
             if (with_threads) row->thread_ids[i] = t->index;
         }
+        spi_free(recorded);
         base += t->next_sequence;
     }
 }
