@@ -300,6 +300,52 @@ static int test_signal_handler_records(void) {
     return 0;
 }
 
+/* Disk full at finalize (a small file system mounted by check_disk_full.py
+ * at $SP_TEST_FULL_DIR): SP_ERR_OUTPUT naming the system's reason, the
+ * previous file intact, no temporary left, and the program goes on to exit
+ * normally (HDF5's exit handler once crashed on a half-closed file). */
+static int test_disk_full(void) {
+    const char *dir = getenv("SP_TEST_FULL_DIR");
+    if (!dir) {
+        printf("SKIP: run through check_disk_full.py (needs a small mounted file system)\n");
+        return SKIP;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/run.h5", dir);
+    sp_options o;
+    sp_options_init(&o);
+    o.file_path = path;
+    o.quiet = 1;
+    REQUIRE_INT(sp_setup_with_options(&o) == SP_OK);
+    sp_region_begin("small");
+    sp_region_end("small");
+    REQUIRE_INT(sp_finalize() == SP_OK);
+    struct stat before;
+    REQUIRE_INT(stat(path, &before) == 0);
+    REQUIRE_INT(sp_setup_with_options(&o) == SP_OK);
+    for (long i = 0; i < 2000000; i++) {
+        sp_region_begin(i % 2 ? "a" : "b");
+        sp_region_end(i % 2 ? "a" : "b");
+    }
+    CHECK_EQ_INT(sp_finalize(), SP_ERR_OUTPUT);
+    struct stat after;
+    CHECK(stat(path, &after) == 0 && after.st_size == before.st_size &&
+          after.st_mtime == before.st_mtime);
+    DIR *d = opendir(dir);
+    int temps = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (e->d_name[0] == '.' && strstr(e->d_name, ".tmp")) temps++;
+    if (d) closedir(d);
+    CHECK_EQ_INT(temps, 0);
+    /* a second session still works after the failure */
+    REQUIRE_INT(sp_setup_with_options(&o) == SP_OK);
+    sp_region_begin("after");
+    sp_region_end("after");
+    CHECK_EQ_INT(sp_finalize(), SP_OK);
+    printf("disk full: SP_ERR_OUTPUT, previous file kept, no temporary left\n");
+    return 0;
+}
+
 static const struct {
     const char *name;
     int (*run)(void);
@@ -309,6 +355,7 @@ static const struct {
     {"limit_valid_file", test_limit_valid_file},
     {"fork_while_recording", test_fork_while_recording},
     {"signal_handler_records", test_signal_handler_records},
+    {"disk_full", test_disk_full},
 };
 
 int main(int argc, char **argv) {

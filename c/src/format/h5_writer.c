@@ -74,10 +74,41 @@ struct spi_writer {
 
 /* ---- helpers ------------------------------------------------------------ */
 
+/* An HDF5 call failed. When the system refused the write (a full disk, a
+ * quota, an I/O error: HDF5's file driver leaves errno set), that is what
+ * the user needs to read, as SP_ERR_OUTPUT; otherwise HDF5's own message. */
 static int h5_fail(spi_writer *w, spi_error *err, const char *what) {
+    int system_error = errno;
+    if (system_error == ENOSPC || system_error == EDQUOT || system_error == EIO ||
+        system_error == EFBIG || system_error == EROFS)
+        return spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot %s: %s", w->final_path, what,
+                             strerror(system_error));
     char detail[512];
     spi_h5_last_message(detail, sizeof detail);
     return spi_error_set(err, SP_ERR_HDF5, "%s: cannot %s: %s", w->final_path, what, detail);
+}
+
+/* Close the doomed temporary file for good. HDF5 flushes on close; when a
+ * write failed for lack of space, that flush fails too, H5Fclose leaves a
+ * half-closed file in the library's tables, and HDF5's exit handler later
+ * crashes the host program on it. Truncating the file first gives the
+ * space back, so the final flush (into a file that is deleted anyway)
+ * succeeds and the file really closes. */
+static void close_discarded(spi_writer *w) {
+    for (int c = 0; c < SPI_EV_COUNT; c++) {
+        if (w->events[c] >= 0) H5Dclose(w->events[c]);
+        w->events[c] = -1;
+    }
+    if (w->file < 0) return;
+    if (w->temp_path) {
+        int fd = open(w->temp_path, O_WRONLY);
+        if (fd >= 0) {
+            if (ftruncate(fd, 0) != 0) { /* best effort: the close may still work */ }
+            close(fd);
+        }
+    }
+    if (H5Fclose(w->file) < 0) H5Fclose(w->file); /* a second try after a partial close */
+    w->file = -1;
 }
 
 static int oom(spi_writer *w, spi_error *err) {
@@ -423,6 +454,7 @@ int spi_writer_begin_row(spi_writer *w, const spi_row_header *header, spi_error 
 }
 
 int spi_writer_append_events(spi_writer *w, const spi_event_chunk *chunk, spi_error *err) {
+    errno = 0; /* h5_fail reads what the file driver leaves here */
     if (!w->row_open)
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "%s: events outside a row",
                              w->final_path);
@@ -525,6 +557,7 @@ int spi_writer_publish(spi_writer *w, spi_error *err) {
                                (unsigned long long)w->event_cursor,
                                (unsigned long long)w->layout.event_count);
     }
+    errno = 0;
     if (status == SP_OK && write_index(w) != SP_OK) status = h5_fail(w, err, "write the index");
     for (int c = 0; c < SPI_EV_COUNT; c++) {
         if (w->events[c] >= 0) H5Dclose(w->events[c]);
@@ -532,8 +565,15 @@ int spi_writer_publish(spi_writer *w, spi_error *err) {
     }
     if (status == SP_OK && H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0)
         status = h5_fail(w, err, "flush the file");
-    if (H5Fclose(w->file) < 0 && status == SP_OK) status = h5_fail(w, err, "close the file");
-    w->file = -1;
+    if (status != SP_OK) {
+        close_discarded(w); /* the file is going: never leave it half closed */
+    } else {
+        if (H5Fclose(w->file) < 0) {
+            status = h5_fail(w, err, "close the file");
+            close_discarded(w);
+        }
+        w->file = -1;
+    }
     if (status == SP_OK && fsync_path(w->temp_path, O_RDONLY) != 0)
         status = spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot flush to disk: %s",
                                w->final_path, strerror(errno));
@@ -557,9 +597,7 @@ int spi_writer_publish(spi_writer *w, spi_error *err) {
 
 void spi_writer_abort(spi_writer *w) {
     if (!w) return;
-    for (int c = 0; c < SPI_EV_COUNT; c++)
-        if (w->events[c] >= 0) H5Dclose(w->events[c]);
-    if (w->file >= 0) H5Fclose(w->file);
+    close_discarded(w);
     if (w->temp_path) unlink(w->temp_path);
     spi_h5_restore(&w->silence);
     free_writer(w);
