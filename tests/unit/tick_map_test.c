@@ -100,6 +100,7 @@ static int test_single(void) {
     spi_tick_map map;
     REQUIRE_INT(spi_tick_map_build(&map, &a, 1) == SP_OK);
     CHECK_EQ_INT(map_of(&map, 1500), 599);
+    spi_tick_map_free(&map);
     CHECK_EQ_INT(spi_tick_map_build(&map, &a, 0), SP_ERR_INVALID_ARGUMENT);
     return 0;
 }

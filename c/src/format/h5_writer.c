@@ -234,7 +234,9 @@ out:
 }
 
 static void free_writer(spi_writer *w) {
-    for (uint64_t i = 0; i < w->rows_written; i++) {
+    /* the row being streamed owns its copies too (a write failed in it) */
+    uint64_t rows = w->rows_written + (w->row_open ? 1 : 0);
+    for (uint64_t i = 0; i < rows; i++) {
         spi_free(w->source_files[i]);
         spi_free(w->source_texts[i]);
         spi_free(w->tags[i]);
