@@ -57,7 +57,7 @@ int cli_parse_ranks(const char *tool, const char *text, uint32_t *ranks, size_t 
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 when it is not one.
  * Region names come from other programs' files; JSON must stay valid even
  * when a name is not UTF-8, so broken bytes become U+FFFD. */
-static size_t utf8_length(const unsigned char *p) {
+size_t cli_utf8_length(const unsigned char *p) {
     if (p[0] < 0x80) return 1;
     size_t n = (p[0] & 0xE0) == 0xC0 ? 2 : (p[0] & 0xF0) == 0xE0 ? 3 : (p[0] & 0xF8) == 0xF0 ? 4 : 0;
     if (n == 0 || (n == 2 && p[0] < 0xC2) || (n == 4 && p[0] > 0xF4)) return 0;
@@ -74,11 +74,13 @@ static size_t utf8_length(const unsigned char *p) {
     return n;
 }
 
-void cli_json_string(FILE *out, const char *s) {
+/* html_safe: also '<', '>' and '&' as \u escapes, so the literal can sit
+ * inside an HTML <script> element ("</script>" in a name cannot end it). */
+static void json_string(FILE *out, const char *s, int html_safe) {
     fputc('"', out);
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     while (*p) {
-        size_t n = utf8_length(p);
+        size_t n = cli_utf8_length(p);
         if (n == 0) {
             fputs("\\ufffd", out);
             p++;
@@ -96,14 +98,52 @@ void cli_json_string(FILE *out, const char *s) {
         case '\r': fputs("\\r", out); break;
         case '\t': fputs("\\t", out); break;
         default:
-            if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\u%04x", *p);
-            else fputc(*p, out);
+            if (*p < 0x20 || *p == 0x7f || (html_safe && (*p == '<' || *p == '>' || *p == '&')))
+                fprintf(out, "\\u%04x", *p);
+            else
+                fputc(*p, out);
         }
         p++;
     }
     fputc('"', out);
 }
 
+void cli_json_string(FILE *out, const char *s) { json_string(out, s, 0); }
+
+void cli_json_string_html(FILE *out, const char *s) { json_string(out, s, 1); }
+
+void cli_xml_string(FILE *out, const char *s) {
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        size_t n = cli_utf8_length(p);
+        if (n == 0) {
+            fputs("\xef\xbf\xbd", out); /* U+FFFD */
+            p++;
+            continue;
+        }
+        if (n > 1) {
+            fwrite(p, 1, n, out);
+            p += n;
+            continue;
+        }
+        switch (*p) {
+        case '&': fputs("&amp;", out); break;
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&#39;", out); break;
+        /* Kept as references so that attribute values keep them too. */
+        case '\n': fputs("&#10;", out); break;
+        case '\r': fputs("&#13;", out); break;
+        case '\t': fputs("&#9;", out); break;
+        default:
+            /* XML 1.0 allows no other C0 control, not even as a reference. */
+            if (*p < 0x20 || *p == 0x7f) fputs("\xef\xbf\xbd", out);
+            else fputc(*p, out);
+        }
+        p++;
+    }
+}
 
 void cli_json_file_header(FILE *out, const sp_results *res) {
     long label = sp_results_metadata_find(res, "label");

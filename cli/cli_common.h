@@ -34,6 +34,20 @@ int cli_parse_ranks(const char *tool, const char *text, uint32_t *ranks, size_t 
  * output must stay valid JSON whatever they hold. */
 void cli_json_string(FILE *out, const char *s);
 
+/* The same, with '<', '>' and '&' escaped too: for JSON inside an HTML
+ * <script> element. */
+void cli_json_string_html(FILE *out, const char *s);
+
+/* s as XML/HTML character data that is also safe inside a quoted attribute
+ * value (no surrounding quotes): & < > " ' escaped, line breaks and tabs as
+ * character references, other control characters and invalid UTF-8 as
+ * U+FFFD (XML 1.0 cannot carry them at all). NULL writes nothing. */
+void cli_xml_string(FILE *out, const char *s);
+
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
+ * are not one (then the caller substitutes U+FFFD). p[0] must not be 0. */
+size_t cli_utf8_length(const unsigned char *p);
+
 /* The opening of a tool's JSON document about one file: `{` and the
  * members "file", "num_ranks", "label" (null when none) and "units"
  * ("seconds"), without a trailing comma, so the caller continues with
