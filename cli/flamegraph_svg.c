@@ -172,11 +172,12 @@ int flamegraph_svg_write(FILE *out, const flame_tree *t, const char *title, bool
         cli_xml_string(out, name);
         fputs("\" data-info=\"", out);
         cli_xml_string(out, name);
-        fprintf(out, " \xe2\x80\x94 %s (%.2f%%), %" PRIu64 " calls\"><title>", tbuf, 100.0 * fw,
-                node->calls);
+        /* Artificial frames (the root, ranks) have no calls of their own. */
+        char calls[40] = "";
+        if (node->key >= 0) snprintf(calls, sizeof calls, ", %" PRIu64 " calls", node->calls);
+        fprintf(out, " \xe2\x80\x94 %s (%.2f%%)%s\"><title>", tbuf, 100.0 * fw, calls);
         cli_xml_string(out, name);
-        fprintf(out, " \xe2\x80\x94 %s (%.2f%%), %" PRIu64 " calls</title>", tbuf, 100.0 * fw,
-                node->calls);
+        fprintf(out, " \xe2\x80\x94 %s (%.2f%%)%s</title>", tbuf, 100.0 * fw, calls);
         frame_colour(name, colour, sizeof colour);
         fprintf(out,
                 "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"%s\"/>"
