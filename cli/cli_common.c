@@ -5,6 +5,8 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "scope_profiler_results.h"
 
@@ -16,6 +18,33 @@ int cli_usage_error(const char *tool, const char *format, ...) {
     fprintf(stderr, "\nTry '%s --help' for more information.\n", tool);
     va_end(ap);
     return CLI_EXIT_USAGE;
+}
+
+long cli_option_value(const char *tool, int argc, char **argv, int *i,
+                      const char *const *valued, size_t count, const char **value) {
+    const char *arg = argv[*i];
+    for (size_t k = 0; k < count; k++) {
+        size_t len = strlen(valued[k]);
+        if (strncmp(arg, valued[k], len) != 0) continue;
+        if (arg[len] == '=' && valued[k][1] == '-') {
+            *value = arg + len + 1;
+            return (long)k;
+        }
+        if (arg[len] != '\0') continue;
+        if (*i + 1 >= argc) {
+            cli_usage_error(tool, "option '%s' needs a value", valued[k]);
+            return -1;
+        }
+        *value = argv[++*i];
+        return (long)k;
+    }
+    return (long)count;
+}
+
+int cli_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static int compare_u32(const void *pa, const void *pb) {
@@ -74,76 +103,75 @@ size_t cli_utf8_length(const unsigned char *p) {
     return n;
 }
 
+/* The one UTF-8 walk of every escaper: valid multi-byte sequences are
+ * copied, every byte that is not valid UTF-8 becomes `invalid`, and each
+ * ASCII byte goes through `ascii` (which escapes what its language needs). */
+static void escape_utf8(FILE *out, const char *s, const char *invalid,
+                        void (*ascii)(FILE *, unsigned char, int), int flag) {
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        size_t n = cli_utf8_length(p);
+        if (n == 0) {
+            fputs(invalid, out);
+            p++;
+        } else if (n > 1) {
+            fwrite(p, 1, n, out);
+            p += n;
+        } else {
+            ascii(out, *p++, flag);
+        }
+    }
+}
+
 /* html_safe: also '<', '>' and '&' as \u escapes, so the literal can sit
  * inside an HTML <script> element ("</script>" in a name cannot end it). */
-static void json_string(FILE *out, const char *s, int html_safe) {
-    fputc('"', out);
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    while (*p) {
-        size_t n = cli_utf8_length(p);
-        if (n == 0) {
-            fputs("\\ufffd", out);
-            p++;
-            continue;
-        }
-        if (n > 1) {
-            fwrite(p, 1, n, out);
-            p += n;
-            continue;
-        }
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f || (html_safe && (*p == '<' || *p == '>' || *p == '&')))
-                fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out);
-        }
-        p++;
+static void json_ascii(FILE *out, unsigned char c, int html_safe) {
+    switch (c) {
+    case '"': fputs("\\\"", out); break;
+    case '\\': fputs("\\\\", out); break;
+    case '\n': fputs("\\n", out); break;
+    case '\r': fputs("\\r", out); break;
+    case '\t': fputs("\\t", out); break;
+    default:
+        if (c < 0x20 || c == 0x7f || (html_safe && (c == '<' || c == '>' || c == '&')))
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
     }
+}
+
+static void xml_ascii(FILE *out, unsigned char c, int unused) {
+    (void)unused;
+    switch (c) {
+    case '&': fputs("&amp;", out); break;
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '"': fputs("&quot;", out); break;
+    case '\'': fputs("&#39;", out); break;
+    /* Kept as references so that attribute values keep them too. */
+    case '\n': fputs("&#10;", out); break;
+    case '\r': fputs("&#13;", out); break;
+    case '\t': fputs("&#9;", out); break;
+    default:
+        /* XML 1.0 allows no other C0 control, not even as a reference. */
+        if (c < 0x20 || c == 0x7f) fputs("\xef\xbf\xbd", out);
+        else fputc(c, out);
+    }
+}
+
+void cli_json_string(FILE *out, const char *s) {
+    fputc('"', out);
+    escape_utf8(out, s, "\\ufffd", json_ascii, 0);
     fputc('"', out);
 }
 
-void cli_json_string(FILE *out, const char *s) { json_string(out, s, 0); }
-
-void cli_json_string_html(FILE *out, const char *s) { json_string(out, s, 1); }
-
-void cli_xml_string(FILE *out, const char *s) {
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
-    while (*p) {
-        size_t n = cli_utf8_length(p);
-        if (n == 0) {
-            fputs("\xef\xbf\xbd", out); /* U+FFFD */
-            p++;
-            continue;
-        }
-        if (n > 1) {
-            fwrite(p, 1, n, out);
-            p += n;
-            continue;
-        }
-        switch (*p) {
-        case '&': fputs("&amp;", out); break;
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&#39;", out); break;
-        /* Kept as references so that attribute values keep them too. */
-        case '\n': fputs("&#10;", out); break;
-        case '\r': fputs("&#13;", out); break;
-        case '\t': fputs("&#9;", out); break;
-        default:
-            /* XML 1.0 allows no other C0 control, not even as a reference. */
-            if (*p < 0x20 || *p == 0x7f) fputs("\xef\xbf\xbd", out);
-            else fputc(*p, out);
-        }
-        p++;
-    }
+void cli_json_string_html(FILE *out, const char *s) {
+    fputc('"', out);
+    escape_utf8(out, s, "\\ufffd", json_ascii, 1);
+    fputc('"', out);
 }
+
+void cli_xml_string(FILE *out, const char *s) { escape_utf8(out, s, "\xef\xbf\xbd", xml_ascii, 0); }
 
 void cli_json_file_header(FILE *out, const sp_results *res) {
     long label = sp_results_metadata_find(res, "label");

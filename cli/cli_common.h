@@ -23,6 +23,18 @@ enum {
 int cli_usage_error(const char *tool, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* Match argv[*i] against the options that take a value, valued[0..count):
+ * "--opt VALUE", "--opt=VALUE" (long options only) or "-o VALUE".
+ * Returns the index of the option (consuming the value's argument too,
+ * *value set), `count` when argv[*i] is none of them, or -1 after a usage
+ * error (the option is last and has no value). */
+long cli_option_value(const char *tool, int argc, char **argv, int *i,
+                      const char *const *valued, size_t count, const char **value);
+
+/* 1 when both paths name the same existing file: an output that is the
+ * input must be refused, the rename would replace the input. */
+int cli_same_file(const char *a, const char *b);
+
 /* Parse a --ranks list ("0,2-3") into ranks[], sorted and without
  * duplicates, at most `max` entries. Returns 0, or CLI_EXIT_USAGE after a
  * message naming the bad list. */

@@ -125,18 +125,10 @@ static int parse_args(args *a, int argc, char **argv) {
         /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
         static const char *const valued[] = {"--metric", "--threshold", "--include", "--exclude",
                                              "--sort"};
-        enum { N_VALUED = sizeof valued / sizeof *valued };
         const char *value = NULL;
-        size_t which = N_VALUED;
-        for (size_t k = 0; k < N_VALUED; k++) {
-            size_t len = strlen(valued[k]);
-            if (!strncmp(arg, valued[k], len) && (arg[len] == '\0' || arg[len] == '=')) {
-                which = k;
-                if (arg[len] == '=') value = arg + len + 1;
-                else if (i + 1 < argc) value = argv[++i];
-                else return cli_usage_error(TOOL, "option '%s' needs a value", valued[k]);
-            }
-        }
+        long which = cli_option_value(TOOL, argc, argv, &i, valued,
+                                      sizeof valued / sizeof *valued, &value);
+        if (which < 0) return CLI_EXIT_USAGE;
         switch (which) {
         case 0: {
             int m = diff_metric_parse(value);

@@ -191,20 +191,10 @@ static int parse_args(args *a, int argc, char **argv) {
         /* Options with a value: "--opt VALUE" or "--opt=VALUE" ("-o VALUE"). */
         static const char *const valued[] = {"--output", "--format", "--ranks", "--include",
                                              "--exclude", "-o"};
-        enum { N_VALUED = sizeof valued / sizeof *valued };
         const char *value = NULL;
-        size_t which = N_VALUED;
-        for (size_t k = 0; k < N_VALUED; k++) {
-            size_t len = strlen(valued[k]);
-            if (!strncmp(arg, valued[k], len) &&
-                (arg[len] == '\0' || (arg[len] == '=' && valued[k][1] == '-'))) {
-                which = k;
-                if (arg[len] == '=') value = arg + len + 1;
-                else if (i + 1 < argc) value = argv[++i];
-                else return cli_usage_error(TOOL, "option '%s' needs a value", valued[k]);
-                break;
-            }
-        }
+        long which = cli_option_value(TOOL, argc, argv, &i, valued,
+                                      sizeof valued / sizeof *valued, &value);
+        if (which < 0) return CLI_EXIT_USAGE;
         int rc = 0;
         switch (which) {
         case 0:
@@ -629,14 +619,6 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
 
 /* ---- main ------------------------------------------------------------------ */
 
-/* OUT must not be FILE: the rename would replace the profile with its own
- * export, and inputs are never modified. */
-static bool same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 /* The picture formats: lanes for the timelines, the flame tree (from the
  * lanes, or from the rows of an aggregate file) for folded and svg. */
 static int write_view(FILE *out, const char *dir, const sp_results *res, const args *a,
@@ -691,7 +673,9 @@ int main(int argc, char **argv) {
         free_args(&a);
         return rc < 0 ? 0 : rc;
     }
-    if (strcmp(a.output, "-") != 0 && same_file(a.input, a.output)) {
+    /* OUT must not be FILE: the rename would replace the profile with its
+     * own export, and inputs are never modified. */
+    if (strcmp(a.output, "-") != 0 && cli_same_file(a.input, a.output)) {
         free_args(&a);
         return cli_usage_error(TOOL, "the output '%s' is the input file", a.output);
     }
@@ -715,8 +699,8 @@ int main(int argc, char **argv) {
     }
     if (needs_events(a.format) && !sp_results_has_events(res)) {
         fprintf(stderr,
-                "scope-export: %s has no per-call events (%s), so it has no timeline for "
-                "--format %s; json, folded and svg work from its totals\n",
+                "scope-export: %s has no per-call events (%s); use --format json, folded or "
+                "svg, which work from its totals (--format %s needs every call)\n",
                 a.input, sp_results_is_aggregate(res) ? "aggregate layout" : "summary only",
                 format_names[a.format]);
         sp_results_close(res);

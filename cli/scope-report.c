@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cli_common.h"
 #include "cli_output.h"
@@ -93,21 +92,13 @@ int main(int argc, char **argv) {
         }
         static const char *const valued[] = {"--output", "-o", "--ranks", "--top",
                                              "--timeline-calls", "--title"};
-        enum { N_VALUED = sizeof valued / sizeof *valued };
-        size_t which = N_VALUED;
         const char *value = NULL;
-        for (size_t k = 0; k < N_VALUED; k++) {
-            size_t len = strlen(valued[k]);
-            if (!strncmp(arg, valued[k], len) &&
-                (arg[len] == '\0' || (arg[len] == '=' && valued[k][1] == '-'))) {
-                which = k;
-                if (arg[len] == '=') value = arg + len + 1;
-                else if (i + 1 < argc) value = argv[++i];
-                else rc = cli_usage_error(TOOL, "option '%s' needs a value", valued[k]);
-                break;
-            }
+        long which = cli_option_value(TOOL, argc, argv, &i, valued,
+                                      sizeof valued / sizeof *valued, &value);
+        if (which < 0) {
+            rc = CLI_EXIT_USAGE;
+            break;
         }
-        if (rc) break;
         uint64_t n;
         switch (which) {
         case 0:
@@ -134,12 +125,8 @@ int main(int argc, char **argv) {
     }
     if (!rc && !input) rc = cli_usage_error(TOOL, "%s", "no FILE given");
     if (!rc && !output) rc = cli_usage_error(TOOL, "%s", "no output file given (-o OUT)");
-    if (!rc && strcmp(output, "-")) {
-        struct stat si, so;
-        if (stat(input, &si) == 0 && stat(output, &so) == 0 && si.st_dev == so.st_dev &&
-            si.st_ino == so.st_ino)
-            rc = cli_usage_error(TOOL, "the output '%s' is the input file", output);
-    }
+    if (!rc && strcmp(output, "-") && cli_same_file(input, output))
+        rc = cli_usage_error(TOOL, "the output '%s' is the input file", output);
     if (rc) {
         free(ranks);
         return rc;
