@@ -20,6 +20,16 @@ int cli_usage_error(const char *tool, const char *format, ...) {
     return CLI_EXIT_USAGE;
 }
 
+int cli_arg_kind(const char *arg, int *options_done) {
+    if (*options_done || arg[0] != '-' || !strcmp(arg, "-")) return CLI_ARG_OPERAND;
+    if (!strcmp(arg, "--")) {
+        *options_done = 1;
+        return CLI_ARG_SEPARATOR;
+    }
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) return CLI_ARG_HELP;
+    return CLI_ARG_OPTION;
+}
+
 long cli_option_value(const char *tool, int argc, char **argv, int *i,
                       const char *const *valued, size_t count, const char **value) {
     const char *arg = argv[*i];

@@ -23,6 +23,12 @@ enum {
 int cli_usage_error(const char *tool, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* What a command-line argument is, the same way in every tool: after
+ * "--" everything is an operand, "-" is an operand (standard input or
+ * output), "--" itself is consumed, -h/--help asks for help. */
+enum { CLI_ARG_OPERAND, CLI_ARG_SEPARATOR, CLI_ARG_HELP, CLI_ARG_OPTION };
+int cli_arg_kind(const char *arg, int *options_done);
+
 /* Match argv[*i] against the options that take a value, valued[0..count):
  * "--opt VALUE", "--opt=VALUE" (long options only) or "-o VALUE".
  * Returns the index of the option (consuming the value's argument too,

@@ -103,19 +103,17 @@ static int parse_args(args *a, int argc, char **argv) {
     a->o.sort = DIFF_SORT_CHANGE;
     a->o.include = a->include;
     a->o.exclude = a->exclude;
-    bool options_done = false;
+    int options_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        if (options_done || arg[0] != '-' || !strcmp(arg, "-")) {
+        int kind = cli_arg_kind(arg, &options_done);
+        if (kind == CLI_ARG_OPERAND) {
             if (a->file_count == 2) return cli_usage_error(TOOL, "unexpected argument '%s' (two files only)", arg);
             a->files[a->file_count++] = arg;
             continue;
         }
-        if (!strcmp(arg, "--")) {
-            options_done = true;
-            continue;
-        }
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+        if (kind == CLI_ARG_SEPARATOR) continue;
+        if (kind == CLI_ARG_HELP) {
             fputs(usage_text, stdout);
             exit(fflush(stdout) == 0 ? 0 : CLI_EXIT_OTHER);
         }

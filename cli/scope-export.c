@@ -168,19 +168,17 @@ static int parse_args(args *a, int argc, char **argv) {
         fprintf(stderr, "scope-export: out of memory\n");
         return CLI_EXIT_OTHER;
     }
-    bool options_done = false;
+    int options_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        if (options_done || arg[0] != '-' || !strcmp(arg, "-")) {
+        int kind = cli_arg_kind(arg, &options_done);
+        if (kind == CLI_ARG_OPERAND) {
             if (a->input) return cli_usage_error(TOOL, "more than one FILE given ('%s', '%s')", a->input, arg);
             a->input = arg;
             continue;
         }
-        if (!strcmp(arg, "--")) {
-            options_done = true;
-            continue;
-        }
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+        if (kind == CLI_ARG_SEPARATOR) continue;
+        if (kind == CLI_ARG_HELP) {
             fputs(usage_text, stdout);
             return -1;
         }

@@ -73,19 +73,17 @@ int main(int argc, char **argv) {
         return CLI_EXIT_OTHER;
     }
     int rc = 0;
-    bool options_done = false;
+    int options_done = 0;
     for (int i = 1; i < argc && !rc; i++) {
         const char *arg = argv[i];
-        if (options_done || arg[0] != '-' || !strcmp(arg, "-")) {
+        int kind = cli_arg_kind(arg, &options_done);
+        if (kind == CLI_ARG_OPERAND) {
             if (input) rc = cli_usage_error(TOOL, "more than one FILE given ('%s', '%s')", input, arg);
             input = arg;
             continue;
         }
-        if (!strcmp(arg, "--")) {
-            options_done = true;
-            continue;
-        }
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+        if (kind == CLI_ARG_SEPARATOR) continue;
+        if (kind == CLI_ARG_HELP) {
             fputs(usage_text, stdout);
             free(ranks);
             return 0;
