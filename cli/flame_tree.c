@@ -88,27 +88,160 @@ static int tree_init(flame_tree *t, const sp_results *res) {
     return slots_grow(t);
 }
 
+/* ---- calls whose parent is on another lane -----------------------------------
+ *
+ * Within a lane, nesting comes from containment (view_lanes_walk). A lane's
+ * root call may still have a stored parent on another lane: scope-merge
+ * hangs the native kernels' calls under the Python driver's call
+ * (cross-language parents), so "py:run_kernels > solve" is one path in
+ * scope-inspect. Such roots are attached below their parent's path here,
+ * so the flame graph shows the same tree. Only those few parents are
+ * looked up (a small hash of (rank, call id)), not every call: the cost
+ * stays one extra walk without allocation per call. */
+
+typedef struct link {
+    uint32_t rank;
+    int64_t id;          /* the parent's call id */
+    int64_t root_parent; /* stored parent of the root of the parent's lane, -1 none */
+    uint32_t *path;      /* regions from that lane root down to the parent */
+    size_t path_len;
+    uint32_t node;
+    int state;           /* 0 wanted, 1 path known, 2 resolving, 3 resolved */
+} link;
+
+typedef struct links {
+    link *items;
+    size_t cap, used;
+} links;
+
+static size_t link_slot(const links *ls, uint32_t rank, int64_t id) {
+    size_t j = slot_hash(rank, id) & (ls->cap - 1);
+    while (ls->items[j].state >= 0 && !(ls->items[j].rank == rank && ls->items[j].id == id))
+        j = (j + 1) & (ls->cap - 1);
+    return j;
+}
+
+static link *link_find(const links *ls, uint32_t rank, int64_t id) {
+    if (!ls->cap) return NULL;
+    size_t j = slot_hash(rank, id) & (ls->cap - 1);
+    for (; ls->items[j].state >= 0; j = (j + 1) & (ls->cap - 1))
+        if (ls->items[j].rank == rank && ls->items[j].id == id) return &ls->items[j];
+    return NULL;
+}
+
+static int link_add(links *ls, uint32_t rank, int64_t id) {
+    if (link_find(ls, rank, id)) return SP_OK;
+    if ((ls->used + 1) * 2 >= ls->cap) {
+        size_t cap = ls->cap ? ls->cap * 2 : 64;
+        link *items = malloc(cap * sizeof *items);
+        if (!items) return SP_ERR_OUT_OF_MEMORY;
+        for (size_t i = 0; i < cap; i++) items[i].state = -1; /* empty */
+        links grown = {items, cap, ls->used};
+        for (size_t i = 0; i < ls->cap; i++)
+            if (ls->items[i].state >= 0) grown.items[link_slot(&grown, ls->items[i].rank, ls->items[i].id)] = ls->items[i];
+        free(ls->items);
+        *ls = grown;
+    }
+    link *l = &ls->items[link_slot(ls, rank, id)];
+    memset(l, 0, sizeof *l);
+    l->rank = rank;
+    l->id = id;
+    l->root_parent = -1;
+    ls->used++;
+    return SP_OK;
+}
+
+static void links_free(links *ls) {
+    for (size_t i = 0; i < ls->cap; i++)
+        if (ls->items[i].state >= 0) free(ls->items[i].path);
+    free(ls->items);
+}
+
+static int64_t ref_column(const view_lanes *v, uint64_t ref, const int64_t *(*column)(const sp_results *, size_t)) {
+    const int64_t *values = column(v->res, view_ref_row(ref));
+    return values ? values[view_ref_index(ref)] : -1;
+}
+
 /* The walk's state: the node of every open call of the lane. */
 typedef struct build_ctx {
     flame_tree *t;
     view_lanes *v;
-    uint32_t base; /* the root, or this rank's frame */
-    uint32_t *stack;
+    bool per_rank;
+    uint32_t rank;       /* of the lane being walked */
+    links links;
+    int pass;            /* 0 collect wanted parents, 1 their paths, 2 build */
+    uint64_t *refs;      /* the open calls (passes 1, 2) */
+    uint32_t *stack;     /* their nodes (pass 2) */
     int64_t *starts;
     size_t cap;
+    uint32_t base;       /* the node the current lane root hangs under */
+    bool attached;       /* ... a real call (a cross-lane parent), not an artificial frame */
 } build_ctx;
+
+static int default_base(build_ctx *c, uint32_t *out) {
+    *out = 0;
+    return c->per_rank ? child(c->t, 0, FLAME_KEY_RANK(c->rank), out) : SP_OK;
+}
+
+/* The node of the parent call behind link l (its lane root attached first,
+ * recursively; a cycle or a missing parent falls back to the root). */
+static int resolve(build_ctx *c, link *l, uint32_t *out) {
+    if (l->state == 3) {
+        *out = l->node;
+        return SP_OK;
+    }
+    if (l->state != 1) return default_base(c, out); /* never seen, or a cycle */
+    l->state = 2;
+    uint32_t n;
+    link *up = l->root_parent >= 0 ? link_find(&c->links, l->rank, l->root_parent) : NULL;
+    int st = up ? resolve(c, up, &n) : default_base(c, &n);
+    for (size_t i = 0; i < l->path_len && st == SP_OK; i++) st = child(c->t, n, l->path[i], &n);
+    if (st != SP_OK) return st;
+    l->node = n;
+    l->state = 3;
+    *out = n;
+    return SP_OK;
+}
+
+static int grow_stacks(build_ctx *c, unsigned depth) {
+    if (depth + 1 < c->cap) return SP_OK;
+    size_t cap = c->cap * 2;
+    uint32_t *s = realloc(c->stack, cap * sizeof *s);
+    if (s) c->stack = s;
+    int64_t *st = realloc(c->starts, cap * sizeof *st);
+    if (st) c->starts = st;
+    uint64_t *r = realloc(c->refs, cap * sizeof *r);
+    if (r) c->refs = r;
+    if (!s || !st || !r) return SP_ERR_OUT_OF_MEMORY;
+    c->cap = cap;
+    return SP_OK;
+}
 
 static int on_open(void *p, uint64_t ref, unsigned depth, int64_t start) {
     build_ctx *c = p;
-    if (depth + 1 >= c->cap) {
-        size_t cap = c->cap * 2;
-        uint32_t *s = realloc(c->stack, cap * sizeof *s);
-        if (!s) return SP_ERR_OUT_OF_MEMORY;
-        c->stack = s;
-        int64_t *st = realloc(c->starts, cap * sizeof *st);
-        if (!st) return SP_ERR_OUT_OF_MEMORY;
-        c->starts = st;
-        c->cap = cap;
+    if (grow_stacks(c, depth) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
+    c->refs[depth] = ref;
+    if (c->pass == 0) {
+        int64_t parent = depth == 0 ? ref_column(c->v, ref, sp_results_row_parent_ids) : -1;
+        return parent >= 0 ? link_add(&c->links, c->rank, parent) : 0;
+    }
+    if (c->pass == 1) {
+        link *l = link_find(&c->links, c->rank, ref_column(c->v, ref, sp_results_row_call_ids));
+        if (!l || l->state != 0) return 0;
+        l->path = malloc((depth + 1) * sizeof *l->path);
+        if (!l->path) return SP_ERR_OUT_OF_MEMORY;
+        for (unsigned i = 0; i <= depth; i++) l->path[i] = (uint32_t)view_ref_region(c->v, c->refs[i]);
+        l->path_len = depth + 1;
+        l->root_parent = ref_column(c->v, c->refs[0], sp_results_row_parent_ids);
+        l->state = 1;
+        return 0;
+    }
+    if (depth == 0) {
+        int64_t parent = ref_column(c->v, ref, sp_results_row_parent_ids);
+        link *l = parent >= 0 ? link_find(&c->links, c->rank, parent) : NULL;
+        c->attached = l && (l->state == 1 || l->state == 3);
+        int st = c->attached ? resolve(c, l, &c->base) : default_base(c, &c->base);
+        if (st != SP_OK) return st;
     }
     uint32_t parent = depth == 0 ? c->base : c->stack[depth - 1];
     uint32_t n;
@@ -123,13 +256,14 @@ static int on_open(void *p, uint64_t ref, unsigned depth, int64_t start) {
 static int on_close(void *p, uint64_t ref, unsigned depth, int64_t end) {
     (void)ref;
     build_ctx *c = p;
+    if (c->pass != 2) return 0;
     flame_node *node = &c->t->nodes[c->stack[depth]];
     int64_t dur = end - c->starts[depth];
     node->calls++;
     node->total_ns += dur;
     node->self_ns += dur;
     c->t->nodes[node->parent].self_ns -= dur; /* child time is not the parent's own */
-    if (depth == 0) {
+    if (depth == 0 && !c->attached) {
         /* Roots add up into the artificial frames above them. */
         for (uint32_t up = node->parent; up != FLAME_NONE; up = c->t->nodes[up].parent)
             c->t->nodes[up].total_ns += dur;
@@ -140,18 +274,33 @@ static int on_close(void *p, uint64_t ref, unsigned depth, int64_t end) {
 
 int flame_tree_from_lanes(flame_tree *t, view_lanes *v, bool per_rank) {
     if (tree_init(t, v->res) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
-    build_ctx c = {t, v, 0, NULL, NULL, 64};
+    build_ctx c;
+    memset(&c, 0, sizeof c);
+    c.t = t;
+    c.v = v;
+    c.per_rank = per_rank;
+    c.cap = 64;
     c.stack = malloc(c.cap * sizeof *c.stack);
     c.starts = malloc(c.cap * sizeof *c.starts);
-    int st = c.stack && c.starts ? SP_OK : SP_ERR_OUT_OF_MEMORY;
+    c.refs = malloc(c.cap * sizeof *c.refs);
+    int st = c.stack && c.starts && c.refs ? SP_OK : SP_ERR_OUT_OF_MEMORY;
     view_walk_callbacks cb = {on_open, on_close};
-    for (size_t l = 0; l < v->lane_count && st == SP_OK; l++) {
-        c.base = 0;
-        if (per_rank) st = child(t, 0, FLAME_KEY_RANK(v->lanes[l].rank), &c.base);
-        if (st == SP_OK) st = view_lanes_walk(v, l, &cb, &c);
+    /* Passes 0 and 1 only when the file stores parents and some lane root
+     * has one. */
+    bool parents = false;
+    for (size_t r = 0; r < sp_results_row_count(v->res) && !parents; r++)
+        parents = sp_results_row_parent_ids(v->res, r) && sp_results_row_call_ids(v->res, r);
+    for (c.pass = parents ? 0 : 2; c.pass < 3 && st == SP_OK; c.pass++) {
+        if (c.pass == 1 && c.links.used == 0) continue;
+        for (size_t l = 0; l < v->lane_count && st == SP_OK; l++) {
+            c.rank = v->lanes[l].rank;
+            st = view_lanes_walk(v, l, &cb, &c);
+        }
     }
+    links_free(&c.links);
     free(c.stack);
     free(c.starts);
+    free(c.refs);
     return st;
 }
 
@@ -258,6 +407,8 @@ int flame_write_folded(FILE *out, const flame_tree *t) {
     uint32_t n = t->nodes[0].first_child;
     while (n != FLAME_NONE && !ferror(out)) {
         const flame_node *node = &t->nodes[n];
+        /* Threads of one rank run side by side: children pooled from several
+         * lanes under one parent can outweigh it; its own share is then 0. */
         if (node->self_ns > 0) {
             size_t len = 0;
             for (uint32_t up = n; up != 0; up = t->nodes[up].parent) path[len++] = up;

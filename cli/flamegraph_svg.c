@@ -119,20 +119,36 @@ static const char script[] =
 
 int flamegraph_svg_write(FILE *out, const flame_tree *t, const char *title, bool standalone) {
     const flame_node *nodes = t->nodes;
-    int64_t total = nodes[0].total_ns;
+    /* Drawn widths: a frame is at least as wide as its children together.
+     * Lanes of one rank run side by side, so children pooled from several
+     * threads under one parent can add up to more than the parent's own
+     * time; the picture must still nest. Children have larger indices than
+     * their parents, so one backward pass sums them. */
+    int64_t *wide = calloc(t->count + 1, sizeof *wide);
     int64_t *x = calloc(t->count + 1, sizeof *x);
-    if (!x) return SP_ERR_OUT_OF_MEMORY;
+    if (!wide || !x) {
+        free(wide);
+        free(x);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    for (size_t n = t->count; n-- > 0;) {
+        int64_t sum = 0;
+        for (uint32_t c = nodes[n].first_child; c != FLAME_NONE; c = nodes[c].next_sibling)
+            sum += wide[c];
+        wide[n] = nodes[n].total_ns > sum ? nodes[n].total_ns : sum;
+    }
+    int64_t total = wide[0];
     /* Offsets in ns: a child starts where its previous sibling ended. */
     for (size_t n = 0; n < t->count; n++) {
         int64_t pos = x[n];
         for (uint32_t c = nodes[n].first_child; c != FLAME_NONE; c = nodes[c].next_sibling) {
             x[c] = pos;
-            pos += nodes[c].total_ns;
+            pos += wide[c];
         }
     }
     uint32_t depth_shown = 0;
     for (size_t n = 0; n < t->count; n++)
-        if (total > 0 && nodes[n].total_ns * (int64_t)MIN_FRACTION_INV >= total &&
+        if (total > 0 && wide[n] * (int64_t)MIN_FRACTION_INV >= total &&
             nodes[n].depth > depth_shown)
             depth_shown = nodes[n].depth;
     int height = TOP + (int)(depth_shown + 1) * FRAME_H + PAD;
@@ -160,10 +176,11 @@ int flamegraph_svg_write(FILE *out, const flame_tree *t, const char *title, bool
     char colour[32], tbuf[32], nbuf[64];
     for (size_t n = 0; n < t->count && total > 0; n++) {
         const flame_node *node = &nodes[n];
-        if (node->total_ns * (int64_t)MIN_FRACTION_INV < total) continue;
+        if (wide[n] * (int64_t)MIN_FRACTION_INV < total) continue;
         /* A visible frame's ancestors are at least as wide: all visible. */
         const char *name = flame_node_label(t, n, nbuf, sizeof nbuf);
-        double fx = (double)x[n] / (double)total, fw = (double)node->total_ns / (double)total;
+        double fx = (double)x[n] / (double)total, fw = (double)wide[n] / (double)total;
+        double share = (double)node->total_ns / (double)total;
         double px = PAD + fx * span, pw = fw * span;
         int y = TOP + (int)(depth_shown - node->depth) * FRAME_H;
         format_ns(tbuf, sizeof tbuf, node->total_ns);
@@ -175,9 +192,9 @@ int flamegraph_svg_write(FILE *out, const flame_tree *t, const char *title, bool
         /* Artificial frames (the root, ranks) have no calls of their own. */
         char calls[40] = "";
         if (node->key >= 0) snprintf(calls, sizeof calls, ", %" PRIu64 " calls", node->calls);
-        fprintf(out, " \xe2\x80\x94 %s (%.2f%%)%s\"><title>", tbuf, 100.0 * fw, calls);
+        fprintf(out, " \xe2\x80\x94 %s (%.2f%%)%s\"><title>", tbuf, 100.0 * share, calls);
         cli_xml_string(out, name);
-        fprintf(out, " \xe2\x80\x94 %s (%.2f%%)%s</title>", tbuf, 100.0 * fw, calls);
+        fprintf(out, " \xe2\x80\x94 %s (%.2f%%)%s</title>", tbuf, 100.0 * share, calls);
         frame_colour(name, colour, sizeof colour);
         fprintf(out,
                 "<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" rx=\"2\" fill=\"%s\"/>"
@@ -193,5 +210,6 @@ int flamegraph_svg_write(FILE *out, const flame_tree *t, const char *title, bool
     fputs(script, out);
     fputs("</svg>\n", out);
     free(x);
+    free(wide);
     return ferror(out) ? SP_ERR_OUTPUT : SP_OK;
 }

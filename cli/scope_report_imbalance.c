@@ -14,7 +14,7 @@
 #include "cli_common.h"
 #include "scope_report.h"
 
-enum { LABEL_W = 260, BAR_W = 560, ROW_H = 26, CHART_W = LABEL_W + BAR_W + 330 };
+enum { LABEL_W = 260, BAR_W = 520, ROW_H = 26, CHART_W = LABEL_W + BAR_W + 420 };
 
 typedef struct bar {
     size_t region;
