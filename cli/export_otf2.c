@@ -159,11 +159,7 @@ int export_otf2(const char *dir, view_lanes *v, char *errbuf, size_t errbuf_len)
                                                           OTF2_LOCATION_GROUP_TYPE_PROCESS, 0,
                                                           OTF2_UNDEFINED_LOCATION_GROUP));
         }
-        if (v->lanes[l].thread >= 0)
-            snprintf(name, sizeof name, "rank %u / thread %lld", v->lanes[l].rank,
-                     (long long)v->lanes[l].thread);
-        else
-            snprintf(name, sizeof name, "rank %u", v->lanes[l].rank);
+        view_lane_label(&v->lanes[l], name, sizeof name);
         CHECK(OTF2_GlobalDefWriter_WriteString(g, next, name));
         CHECK(OTF2_GlobalDefWriter_WriteLocation(g, (OTF2_LocationRef)l, next++,
                                                  OTF2_LOCATION_TYPE_CPU_THREAD,

@@ -50,8 +50,7 @@ static void lane_name(FILE *out, const sp_results *res, const view_lane *l) {
             info.index == l->thread && info.name && info.name[0])
             thread_name = info.name;
     }
-    if (l->thread < 0) snprintf(buf, sizeof buf, "rank %u", l->rank);
-    else snprintf(buf, sizeof buf, "rank %u / thread %lld", l->rank, (long long)l->thread);
+    view_lane_label(l, buf, sizeof buf);
     size_t len = strlen(buf) + (thread_name ? strlen(thread_name) : 0) + 4;
     char *full = thread_name ? malloc(len) : NULL;
     if (full) snprintf(full, len, "%s (%s)", buf, thread_name);

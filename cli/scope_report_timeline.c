@@ -184,10 +184,7 @@ int report_timeline(FILE *out, view_lanes *v, const report_options *o) {
     for (size_t l = 0; l < v->lane_count; l++) {
         const view_lane *lane = &v->lanes[l];
         char name[96];
-        if (lane->thread >= 0)
-            snprintf(name, sizeof name, "rank %u / thread %lld", lane->rank, (long long)lane->thread);
-        else
-            snprintf(name, sizeof name, "rank %u", lane->rank);
+        view_lane_label(lane, name, sizeof name);
         fprintf(out, "%s\n{\"name\":\"%s\",\"calls\":[", l ? "," : "", name);
         tl_ctx c = {out, v, threshold, 0, true, 0};
         int rc = view_lanes_walk(v, l, &cb, &c);

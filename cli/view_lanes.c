@@ -11,6 +11,7 @@
  */
 #include "view_lanes.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +233,11 @@ void view_lanes_free(view_lanes *v) {
     free(v->starts);
     free(v->ends);
     memset(v, 0, sizeof *v);
+}
+
+void view_lane_label(const view_lane *l, char *buf, size_t len) {
+    if (l->thread >= 0) snprintf(buf, len, "rank %u / thread %lld", l->rank, (long long)l->thread);
+    else snprintf(buf, len, "rank %u", l->rank);
 }
 
 typedef struct open_call {

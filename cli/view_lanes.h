@@ -58,6 +58,10 @@ static inline size_t view_ref_region(const view_lanes *v, uint64_t ref) {
     return sp_results_row_region(v->res, view_ref_row(ref));
 }
 
+/* "rank R / thread T", or "rank R" for the unknown lane: one spelling in
+ * every view. */
+void view_lane_label(const view_lane *l, char *buf, size_t len);
+
 /* Callbacks of view_lanes_walk. `start`/`end` are absolute ns, already
  * made to nest; depth 0 = a root of the lane. A callback returning
  * non-zero stops the walk with that value. */
