@@ -102,6 +102,41 @@ static bool rank_in(const uint32_t *ranks, size_t n, uint32_t rank) {
     return false;
 }
 
+/* One pass over the selected calls, finding each call's lane. Without
+ * `fill` it counts the calls per lane (growing counts) and the total; with
+ * it, it places each call's reference at fill[lane] and advances it. */
+static int sweep(view_lanes *v, lane_map *map, const bool *row_on, uint64_t **counts,
+                 size_t *counts_cap, uint64_t *fill) {
+    const sp_results *res = v->res;
+    for (size_t r = 0; r < sp_results_row_count(res); r++) {
+        if (!row_on[r]) continue;
+        uint32_t rank = sp_results_row_rank(res, r);
+        const int64_t *tids = sp_results_row_thread_ids(res, r);
+        uint64_t calls = sp_results_row_calls(res, r);
+        for (uint64_t k = 0; k < calls; k++) {
+            uint32_t lane;
+            if (map_lane(map, lane_key(rank, tids ? tids[k] : -1), &lane) != SP_OK)
+                return SP_ERR_OUT_OF_MEMORY;
+            if (fill) {
+                v->refs[fill[lane]++] = (uint64_t)r << 32 | k;
+                continue;
+            }
+            if (lane >= *counts_cap) {
+                size_t cap = *counts_cap ? *counts_cap * 2 : 16;
+                uint64_t *grown = realloc(*counts, cap * sizeof *grown);
+                if (!grown) return SP_ERR_OUT_OF_MEMORY;
+                memset(grown + *counts_cap, 0, (cap - *counts_cap) * sizeof *grown);
+                *counts = grown;
+                *counts_cap = cap;
+            }
+            (*counts)[lane]++;
+            v->ref_count++;
+            if (v->ends[r][k] > v->end_max || v->ref_count == 1) v->end_max = v->ends[r][k];
+        }
+    }
+    return SP_OK;
+}
+
 int view_lanes_build(view_lanes *v, const sp_results *res, const uint32_t *ranks,
                      size_t rank_count, const bool *region_on) {
     memset(v, 0, sizeof *v);
@@ -135,27 +170,7 @@ int view_lanes_build(view_lanes *v, const sp_results *res, const uint32_t *ranks
 
     /* Pass 1: lanes and their sizes. */
     size_t counts_cap = 0;
-    for (size_t r = 0; r < rows; r++) {
-        if (!row_on[r]) continue;
-        uint32_t rank = sp_results_row_rank(res, r);
-        const int64_t *tids = sp_results_row_thread_ids(res, r);
-        uint64_t calls = sp_results_row_calls(res, r);
-        for (uint64_t k = 0; k < calls; k++) {
-            uint32_t lane;
-            if (map_lane(&map, lane_key(rank, tids ? tids[k] : -1), &lane) != SP_OK) goto done;
-            if (lane >= counts_cap) {
-                size_t cap = counts_cap ? counts_cap * 2 : 16;
-                uint64_t *grown = realloc(counts, cap * sizeof *grown);
-                if (!grown) goto done;
-                memset(grown + counts_cap, 0, (cap - counts_cap) * sizeof *grown);
-                counts = grown;
-                counts_cap = cap;
-            }
-            counts[lane]++;
-            v->ref_count++;
-            if (v->ends[r][k] > v->end_max || v->ref_count == 1) v->end_max = v->ends[r][k];
-        }
-    }
+    if (sweep(v, &map, row_on, &counts, &counts_cap, NULL) != SP_OK) goto done;
     v->lane_count = map.used;
     v->lanes = calloc(v->lane_count + 1, sizeof *v->lanes);
     v->refs = malloc((v->ref_count + 1) * sizeof *v->refs);
@@ -195,18 +210,8 @@ int view_lanes_build(view_lanes *v, const sp_results *res, const uint32_t *ranks
         for (size_t i = 0; i < v->lane_count; i++) v->lanes[i].first = fill[i];
         free(order);
     }
-    /* Pass 2: place the references. */
-    for (size_t r = 0; r < rows; r++) {
-        if (!row_on[r]) continue;
-        uint32_t rank = sp_results_row_rank(res, r);
-        const int64_t *tids = sp_results_row_thread_ids(res, r);
-        uint64_t calls = sp_results_row_calls(res, r);
-        for (uint64_t k = 0; k < calls; k++) {
-            uint32_t lane;
-            map_lane(&map, lane_key(rank, tids ? tids[k] : -1), &lane); /* present: no growth */
-            v->refs[fill[lane]++] = (uint64_t)r << 32 | k;
-        }
-    }
+    /* Pass 2: place the references (every lane is known: no growth). */
+    sweep(v, &map, row_on, NULL, NULL, fill);
     free(fill);
     qsort(v->lanes, v->lane_count, sizeof *v->lanes, cmp_lane);
     sort_ctx = v;
