@@ -491,6 +491,45 @@ def case_damage(kind):
     expect(not leftovers, f"temporary files left: {leftovers}")
 
 
+def case_crosslane(_):
+    """A lane's root call whose stored parent is on another lane (what
+    scope-merge writes for cross-language parents) hangs under that parent
+    in the flame tree, as scope-inspect's call tree shows it."""
+    path = os.path.abspath("cross.h5")
+    # thread 0: A [1000, 1100]; thread 1: B [1010, 1060] (parent A), C [1020, 1030] (parent B)
+    rows = [("A", [1000], [100], [0], [-1], [0]), ("B", [1010], [50], [1], [0], [1]),
+            ("C", [1020], [10], [2], [1], [1])]
+    vstr = h5py.string_dtype("utf-8")
+    with h5py.File(path, "w") as f:
+        f.attrs["scope_profiler_schema"] = np.int64(3)
+        f.attrs["storage_layout"] = "columnar"
+        f.create_group("metadata").attrs["mpi_size"] = np.int64(1)
+        f.create_dataset("region_table/names", data=np.array([r[0] for r in rows], dtype=object),
+                         dtype=vstr)
+        idx = f.create_group("rank_region_index")
+        idx["region_ids"] = np.arange(3, dtype=np.uint32)
+        idx["ranks"] = np.zeros(3, dtype=np.uint32)
+        idx["event_offsets"] = np.arange(3, dtype=np.uint64)
+        idx["event_counts"] = np.ones(3, dtype=np.uint64)
+        ev = f.create_group("events")
+        for name, col in (("start_deltas", 1), ("durations", 2), ("call_ids", 3),
+                          ("parent_ids", 4), ("thread_ids", 5)):
+            ev[name] = np.array([r[col][0] for r in rows], dtype=np.int64)
+        tt = f.create_group("thread_table")
+        for name, values in (("ranks", [0, 0]), ("index", [0, 1]), ("ident", [1, 2]),
+                             ("native_id", [1, 2]), ("daemon", [0, 0]), ("start_ns", [0, 0]),
+                             ("end_ns", [-1, -1]), ("cpu_ns", [0, 0])):
+            tt[name] = np.array(values, dtype=np.int64)
+        tt.create_dataset("name", data=np.array(["main", "worker"], dtype=object), dtype=vstr)
+    run(opts.export, path, "-o", "out.folded", "--format", "folded")
+    got = {";".join(s): w for s, w in parse_folded("out.folded")}
+    expect(got == {"A": 50, "A;B": 40, "A;B;C": 10}, f"folded {got}")
+    run(opts.export, path, "-o", "out.svg", "--format", "svg")
+    frames = {n: (w, d) for n, w, d in svg_frames("out.svg")}
+    expect(frames.get("B", (0, 0))[1] == 2 and frames.get("C", (0, 0))[1] == 3,
+           f"B and C not under A: {frames}")
+
+
 def case_usage(_):
     src = fixture("native")
     run(opts.export, src, "-o", "x", "--format", "pdf", rc=1)
@@ -507,7 +546,7 @@ def case_usage(_):
 CASES = {"speedscope": case_speedscope, "viewer": case_viewer, "otf2": case_otf2,
          "folded": case_folded, "svg": case_svg, "report": case_report, "thin": case_thin,
          "escape": case_escape, "aggregate": case_aggregate, "damage": case_damage,
-         "usage": case_usage}
+         "crosslane": case_crosslane, "usage": case_usage}
 CASES[opts.case](opts.arg)
 if failures:
     print(f"{len(failures)} failure(s)")
