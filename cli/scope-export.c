@@ -678,8 +678,9 @@ int main(int argc, char **argv) {
         return cli_usage_error(TOOL, "the output '%s' is the input file", a.output);
     }
     if (a.format == FORMAT_OTF2 && !export_otf2_available()) {
-        fprintf(stderr, "scope-export: --format otf2 was not built in (the build found no "
-                        "OTF2 library, Debian libopen-trace-format2-dev)\n");
+        fprintf(stderr, "scope-export: --format otf2 was not built in (configured with "
+                        "SCOPE_PROFILER_OTF2=OFF, or no OTF2 library was found: Debian "
+                        "libopen-trace-format2-dev)\n");
         free_args(&a);
         return CLI_EXIT_OTHER;
     }
