@@ -5,6 +5,8 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 
 #include "scope_profiler_results.h"
 
@@ -16,6 +18,43 @@ int cli_usage_error(const char *tool, const char *format, ...) {
     fprintf(stderr, "\nTry '%s --help' for more information.\n", tool);
     va_end(ap);
     return CLI_EXIT_USAGE;
+}
+
+int cli_arg_kind(const char *arg, int *options_done) {
+    if (*options_done || arg[0] != '-' || !strcmp(arg, "-")) return CLI_ARG_OPERAND;
+    if (!strcmp(arg, "--")) {
+        *options_done = 1;
+        return CLI_ARG_SEPARATOR;
+    }
+    if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) return CLI_ARG_HELP;
+    return CLI_ARG_OPTION;
+}
+
+long cli_option_value(const char *tool, int argc, char **argv, int *i,
+                      const char *const *valued, size_t count, const char **value) {
+    const char *arg = argv[*i];
+    for (size_t k = 0; k < count; k++) {
+        size_t len = strlen(valued[k]);
+        if (strncmp(arg, valued[k], len) != 0) continue;
+        if (arg[len] == '=' && valued[k][1] == '-') {
+            *value = arg + len + 1;
+            return (long)k;
+        }
+        if (arg[len] != '\0') continue;
+        if (*i + 1 >= argc) {
+            cli_usage_error(tool, "option '%s' needs a value", valued[k]);
+            return -1;
+        }
+        *value = argv[++*i];
+        return (long)k;
+    }
+    return (long)count;
+}
+
+int cli_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return 0;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
 static int compare_u32(const void *pa, const void *pb) {
@@ -57,7 +96,7 @@ int cli_parse_ranks(const char *tool, const char *text, uint32_t *ranks, size_t 
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 when it is not one.
  * Region names come from other programs' files; JSON must stay valid even
  * when a name is not UTF-8, so broken bytes become U+FFFD. */
-static size_t utf8_length(const unsigned char *p) {
+size_t cli_utf8_length(const unsigned char *p) {
     if (p[0] < 0x80) return 1;
     size_t n = (p[0] & 0xE0) == 0xC0 ? 2 : (p[0] & 0xF0) == 0xE0 ? 3 : (p[0] & 0xF8) == 0xF0 ? 4 : 0;
     if (n == 0 || (n == 2 && p[0] < 0xC2) || (n == 4 && p[0] > 0xF4)) return 0;
@@ -74,36 +113,75 @@ static size_t utf8_length(const unsigned char *p) {
     return n;
 }
 
-void cli_json_string(FILE *out, const char *s) {
-    fputc('"', out);
+/* The one UTF-8 walk of every escaper: valid multi-byte sequences are
+ * copied, every byte that is not valid UTF-8 becomes `invalid`, and each
+ * ASCII byte goes through `ascii` (which escapes what its language needs). */
+static void escape_utf8(FILE *out, const char *s, const char *invalid,
+                        void (*ascii)(FILE *, unsigned char, int), int flag) {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     while (*p) {
-        size_t n = utf8_length(p);
+        size_t n = cli_utf8_length(p);
         if (n == 0) {
-            fputs("\\ufffd", out);
+            fputs(invalid, out);
             p++;
-            continue;
-        }
-        if (n > 1) {
+        } else if (n > 1) {
             fwrite(p, 1, n, out);
             p += n;
-            continue;
+        } else {
+            ascii(out, *p++, flag);
         }
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\r': fputs("\\r", out); break;
-        case '\t': fputs("\\t", out); break;
-        default:
-            if (*p < 0x20 || *p == 0x7f) fprintf(out, "\\u%04x", *p);
-            else fputc(*p, out);
-        }
-        p++;
     }
+}
+
+/* html_safe: also '<', '>' and '&' as \u escapes, so the literal can sit
+ * inside an HTML <script> element ("</script>" in a name cannot end it). */
+static void json_ascii(FILE *out, unsigned char c, int html_safe) {
+    switch (c) {
+    case '"': fputs("\\\"", out); break;
+    case '\\': fputs("\\\\", out); break;
+    case '\n': fputs("\\n", out); break;
+    case '\r': fputs("\\r", out); break;
+    case '\t': fputs("\\t", out); break;
+    default:
+        if (c < 0x20 || c == 0x7f || (html_safe && (c == '<' || c == '>' || c == '&')))
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
+    }
+}
+
+static void xml_ascii(FILE *out, unsigned char c, int unused) {
+    (void)unused;
+    switch (c) {
+    case '&': fputs("&amp;", out); break;
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '"': fputs("&quot;", out); break;
+    case '\'': fputs("&#39;", out); break;
+    /* Kept as references so that attribute values keep them too. */
+    case '\n': fputs("&#10;", out); break;
+    case '\r': fputs("&#13;", out); break;
+    case '\t': fputs("&#9;", out); break;
+    default:
+        /* XML 1.0 allows no other C0 control, not even as a reference. */
+        if (c < 0x20 || c == 0x7f) fputs("\xef\xbf\xbd", out);
+        else fputc(c, out);
+    }
+}
+
+void cli_json_string(FILE *out, const char *s) {
+    fputc('"', out);
+    escape_utf8(out, s, "\\ufffd", json_ascii, 0);
     fputc('"', out);
 }
 
+void cli_json_string_html(FILE *out, const char *s) {
+    fputc('"', out);
+    escape_utf8(out, s, "\\ufffd", json_ascii, 1);
+    fputc('"', out);
+}
+
+void cli_xml_string(FILE *out, const char *s) { escape_utf8(out, s, "\xef\xbf\xbd", xml_ascii, 0); }
 
 void cli_json_file_header(FILE *out, const sp_results *res) {
     long label = sp_results_metadata_find(res, "label");

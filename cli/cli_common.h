@@ -23,6 +23,24 @@ enum {
 int cli_usage_error(const char *tool, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* What a command-line argument is, the same way in every tool: after
+ * "--" everything is an operand, "-" is an operand (standard input or
+ * output), "--" itself is consumed, -h/--help asks for help. */
+enum { CLI_ARG_OPERAND, CLI_ARG_SEPARATOR, CLI_ARG_HELP, CLI_ARG_OPTION };
+int cli_arg_kind(const char *arg, int *options_done);
+
+/* Match argv[*i] against the options that take a value, valued[0..count):
+ * "--opt VALUE", "--opt=VALUE" (long options only) or "-o VALUE".
+ * Returns the index of the option (consuming the value's argument too,
+ * *value set), `count` when argv[*i] is none of them, or -1 after a usage
+ * error (the option is last and has no value). */
+long cli_option_value(const char *tool, int argc, char **argv, int *i,
+                      const char *const *valued, size_t count, const char **value);
+
+/* 1 when both paths name the same existing file: an output that is the
+ * input must be refused, the rename would replace the input. */
+int cli_same_file(const char *a, const char *b);
+
 /* Parse a --ranks list ("0,2-3") into ranks[], sorted and without
  * duplicates, at most `max` entries. Returns 0, or CLI_EXIT_USAGE after a
  * message naming the bad list. */
@@ -33,6 +51,20 @@ int cli_parse_ranks(const char *tool, const char *text, uint32_t *ranks, size_t 
  * become U+FFFD: region names come from other programs' files, and the
  * output must stay valid JSON whatever they hold. */
 void cli_json_string(FILE *out, const char *s);
+
+/* The same, with '<', '>' and '&' escaped too: for JSON inside an HTML
+ * <script> element. */
+void cli_json_string_html(FILE *out, const char *s);
+
+/* s as XML/HTML character data that is also safe inside a quoted attribute
+ * value (no surrounding quotes): & < > " ' escaped, line breaks and tabs as
+ * character references, other control characters and invalid UTF-8 as
+ * U+FFFD (XML 1.0 cannot carry them at all). NULL writes nothing. */
+void cli_xml_string(FILE *out, const char *s);
+
+/* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
+ * are not one (then the caller substitutes U+FFFD). p[0] must not be 0. */
+size_t cli_utf8_length(const unsigned char *p);
 
 /* The opening of a tool's JSON document about one file: `{` and the
  * members "file", "num_ranks", "label" (null when none) and "units"

@@ -103,19 +103,17 @@ static int parse_args(args *a, int argc, char **argv) {
     a->o.sort = DIFF_SORT_CHANGE;
     a->o.include = a->include;
     a->o.exclude = a->exclude;
-    bool options_done = false;
+    int options_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        if (options_done || arg[0] != '-' || !strcmp(arg, "-")) {
+        int kind = cli_arg_kind(arg, &options_done);
+        if (kind == CLI_ARG_OPERAND) {
             if (a->file_count == 2) return cli_usage_error(TOOL, "unexpected argument '%s' (two files only)", arg);
             a->files[a->file_count++] = arg;
             continue;
         }
-        if (!strcmp(arg, "--")) {
-            options_done = true;
-            continue;
-        }
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+        if (kind == CLI_ARG_SEPARATOR) continue;
+        if (kind == CLI_ARG_HELP) {
             fputs(usage_text, stdout);
             exit(fflush(stdout) == 0 ? 0 : CLI_EXIT_OTHER);
         }
@@ -125,18 +123,10 @@ static int parse_args(args *a, int argc, char **argv) {
         /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
         static const char *const valued[] = {"--metric", "--threshold", "--include", "--exclude",
                                              "--sort"};
-        enum { N_VALUED = sizeof valued / sizeof *valued };
         const char *value = NULL;
-        size_t which = N_VALUED;
-        for (size_t k = 0; k < N_VALUED; k++) {
-            size_t len = strlen(valued[k]);
-            if (!strncmp(arg, valued[k], len) && (arg[len] == '\0' || arg[len] == '=')) {
-                which = k;
-                if (arg[len] == '=') value = arg + len + 1;
-                else if (i + 1 < argc) value = argv[++i];
-                else return cli_usage_error(TOOL, "option '%s' needs a value", valued[k]);
-            }
-        }
+        long which = cli_option_value(TOOL, argc, argv, &i, valued,
+                                      sizeof valued / sizeof *valued, &value);
+        if (which < 0) return CLI_EXIT_USAGE;
         switch (which) {
         case 0: {
             int m = diff_metric_parse(value);

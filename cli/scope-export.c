@@ -1,20 +1,25 @@
 /*
  * scope-export - turn a profile into a file other tools read: a Chrome /
  * Perfetto trace (every call of every rank and thread on one timeline), a
- * CSV with one line per call, or the per-region statistics as JSON.
+ * CSV with one line per call, the per-region statistics as JSON, speedscope
+ * profiles, an OTF2 archive, folded stacks or an SVG flame graph.
  *
- *   scope-export FILE -o OUT [--format chrome|csv|json] [--ranks 0,2-3]
- *                [--include REGEX] [--exclude REGEX]
+ *   scope-export FILE -o OUT [--format chrome|csv|json|speedscope|otf2|folded|svg]
+ *                [--ranks 0,2-3] [--per-rank] [--include REGEX] [--exclude REGEX]
+ *
+ * The picture formats live in their own files (export_speedscope.c,
+ * export_otf2.c, flamegraph_svg.c, flame_tree.c over view_lanes.c); this
+ * file parses, selects and publishes.
  *
  * A thin main over the public API (scope_profiler_results.h,
  * scope_profiler_summary.h): every number comes from the library, this file
  * only chooses and formats.
  *
- * Output discipline, as every writer of this project: the export goes into
- * a temporary sibling of OUT (".<name>.<random>.tmp", created exclusively)
- * and is renamed over OUT only once it was written, flushed and synced.
- * A failure at any point removes the temporary file, so OUT is either the
- * complete new export or whatever it was before. The text is written as it
+ * Output discipline, as every writer of this project (cli_output.c): the
+ * export goes into a temporary sibling of OUT (a directory for OTF2) and is
+ * renamed over OUT only once it was written, flushed and synced. A failure
+ * at any point removes the temporary, so OUT is either the complete new
+ * export or whatever it was before. The text is written as it
  * is produced (a trace of ten million calls never exists as one string in
  * memory); only the profile itself is held, by the results object.
  */
@@ -33,12 +38,35 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cli_output.h"
+#include "export_formats.h"
+#include "flame_tree.h"
+#include "view_lanes.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
 #include "scope_profiler_summary.h"
 
 static const char TOOL[] = "scope-export";
-enum format { FORMAT_CHROME, FORMAT_CSV, FORMAT_JSON };
+enum format {
+    FORMAT_CHROME,
+    FORMAT_CSV,
+    FORMAT_JSON,
+    FORMAT_SPEEDSCOPE,
+    FORMAT_OTF2,
+    FORMAT_FOLDED,
+    FORMAT_SVG
+};
+
+/* Names as --format takes them, in enum order. */
+static const char *const format_names[] = {"chrome", "csv", "json", "speedscope",
+                                           "otf2", "folded", "svg"};
+enum { FORMAT_COUNT = sizeof format_names / sizeof *format_names };
+
+/* Formats that need per-call events (a timeline), not only per-row totals. */
+static bool needs_events(int format) {
+    return format == FORMAT_CHROME || format == FORMAT_CSV || format == FORMAT_SPEEDSCOPE ||
+           format == FORMAT_OTF2;
+}
 
 #define MAX_PATTERNS 64
 #define MAX_RANKS 65536
@@ -58,12 +86,27 @@ static const char usage_text[] =
     "          end_ns,duration_ns (raw clock ns; an empty field is a column the\n"
     "          file did not record). Default when OUT ends in .csv\n"
     "  json    per-region statistics in seconds, the keys of scope-inspect --json\n"
+    "  speedscope  speedscope profiles (open in speedscope.app or the speedscope\n"
+    "          viewer): one evented profile per rank and thread, frames shared,\n"
+    "          ns from the earliest call start in the file\n"
+    "  otf2    an OTF2 archive in the directory OUT (must not exist or be empty):\n"
+    "          OUT/traces.otf2 for Vampir, otf2-print, ...; one location per rank\n"
+    "          and thread, ranks as location groups (when built with OTF2)\n"
+    "  folded  folded stacks (\"outer;inner weight\", weight = exclusive ns) for\n"
+    "          flamegraph.pl, inferno, speedscope; ranks pooled unless --per-rank\n"
+    "  svg     an interactive flame graph (hover for time and share, click to\n"
+    "          zoom), one self-contained SVG; open it in a browser\n"
+    "  Aggregate-layout files (no per-call events) give json, folded and svg\n"
+    "  from their per-region totals (no call paths); the timeline formats\n"
+    "  (chrome, csv, speedscope, otf2) need per-call events.\n"
     "\n"
     "Options:\n"
     "  -o, --output OUT  file to write ('-' for standard output); written to a\n"
     "                    temporary file and renamed into place\n"
-    "  --format NAME     chrome, csv or json\n"
+    "  --format NAME     chrome, csv, json, speedscope, otf2, folded or svg\n"
     "  --ranks LIST      only these ranks, e.g. 0,2-3\n"
+    "  --per-rank        folded, svg: one subtree per rank (\"rank N\" frames)\n"
+    "                    instead of pooling the ranks\n"
     "  --include REGEX   only regions whose name matches (POSIX extended regex,\n"
     "                    anchored at the start of the name); repeatable\n"
     "  --exclude REGEX   leave out regions whose name matches; repeatable\n"
@@ -72,9 +115,10 @@ static const char usage_text[] =
     "Exit status:\n"
     "  0  success\n"
     "  1  usage error (unknown option, bad value, bad regex, OUT is FILE)\n"
-    "  2  FILE could not be read, or holds no per-call events for chrome/csv\n"
-    "     (aggregate layout); OUT is left as it was\n"
-    "  3  any other failure (out of memory, OUT not writable); OUT is left as it was\n";
+    "  2  FILE could not be read, or holds no per-call events for chrome, csv,\n"
+    "     speedscope or otf2 (aggregate layout); OUT is left as it was\n"
+    "  3  any other failure (out of memory, OUT not writable, otf2 in a build\n"
+    "     without OTF2); OUT is left as it was\n";
 
 typedef struct args {
     const char *input;
@@ -86,6 +130,7 @@ typedef struct args {
     size_t exclude_count;
     const char *include_text[MAX_PATTERNS];
     const char *exclude_text[MAX_PATTERNS];
+    bool per_rank;
     uint32_t *ranks;     /* sorted, unique */
     size_t rank_count;   /* 0 = every rank */
 } args;
@@ -123,39 +168,31 @@ static int parse_args(args *a, int argc, char **argv) {
         fprintf(stderr, "scope-export: out of memory\n");
         return CLI_EXIT_OTHER;
     }
-    bool options_done = false;
+    int options_done = 0;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
-        if (options_done || arg[0] != '-' || !strcmp(arg, "-")) {
+        int kind = cli_arg_kind(arg, &options_done);
+        if (kind == CLI_ARG_OPERAND) {
             if (a->input) return cli_usage_error(TOOL, "more than one FILE given ('%s', '%s')", a->input, arg);
             a->input = arg;
             continue;
         }
-        if (!strcmp(arg, "--")) {
-            options_done = true;
-            continue;
-        }
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+        if (kind == CLI_ARG_SEPARATOR) continue;
+        if (kind == CLI_ARG_HELP) {
             fputs(usage_text, stdout);
             return -1;
+        }
+        if (!strcmp(arg, "--per-rank")) {
+            a->per_rank = true;
+            continue;
         }
         /* Options with a value: "--opt VALUE" or "--opt=VALUE" ("-o VALUE"). */
         static const char *const valued[] = {"--output", "--format", "--ranks", "--include",
                                              "--exclude", "-o"};
-        enum { N_VALUED = sizeof valued / sizeof *valued };
         const char *value = NULL;
-        size_t which = N_VALUED;
-        for (size_t k = 0; k < N_VALUED; k++) {
-            size_t len = strlen(valued[k]);
-            if (!strncmp(arg, valued[k], len) &&
-                (arg[len] == '\0' || (arg[len] == '=' && valued[k][1] == '-'))) {
-                which = k;
-                if (arg[len] == '=') value = arg + len + 1;
-                else if (i + 1 < argc) value = argv[++i];
-                else return cli_usage_error(TOOL, "option '%s' needs a value", valued[k]);
-                break;
-            }
-        }
+        long which = cli_option_value(TOOL, argc, argv, &i, valued,
+                                      sizeof valued / sizeof *valued, &value);
+        if (which < 0) return CLI_EXIT_USAGE;
         int rc = 0;
         switch (which) {
         case 0:
@@ -165,10 +202,13 @@ static int parse_args(args *a, int argc, char **argv) {
             a->output = value;
             break;
         case 1:
-            if (!strcmp(value, "chrome")) a->format = FORMAT_CHROME;
-            else if (!strcmp(value, "csv")) a->format = FORMAT_CSV;
-            else if (!strcmp(value, "json")) a->format = FORMAT_JSON;
-            else return cli_usage_error(TOOL, "unknown format '%s' (chrome, csv or json)", value);
+            a->format = -1;
+            for (int f = 0; f < FORMAT_COUNT; f++)
+                if (!strcmp(value, format_names[f])) a->format = f;
+            if (a->format < 0)
+                return cli_usage_error(
+                    TOOL, "unknown format '%s' (chrome, csv, json, speedscope, otf2, folded, svg)",
+                    value);
             break;
         case 2: rc = cli_parse_ranks(TOOL, value, a->ranks, &a->rank_count, MAX_RANKS); break;
         case 3:
@@ -183,7 +223,12 @@ static int parse_args(args *a, int argc, char **argv) {
     }
     if (!a->input) return cli_usage_error(TOOL, "%s", "no FILE given");
     if (!a->output) return cli_usage_error(TOOL, "%s", "no output file given (-o OUT)");
-    if (a->format < 0) a->format = has_suffix(a->output, ".csv") ? FORMAT_CSV : FORMAT_CHROME;
+    if (a->format < 0) {
+        a->format = has_suffix(a->output, ".csv")       ? FORMAT_CSV
+                    : has_suffix(a->output, ".svg")     ? FORMAT_SVG
+                    : has_suffix(a->output, ".folded")  ? FORMAT_FOLDED
+                                                        : FORMAT_CHROME;
+    }
     return 0;
 }
 
@@ -210,133 +255,6 @@ static bool name_selected(const args *a, const char *name) {
     for (size_t i = 0; i < a->exclude_count && in; i++)
         in = regexec(&a->exclude[i], name, 0, NULL, 0) != 0;
     return in;
-}
-
-/* ---- the output file: temporary sibling, published by rename -------------- */
-
-/* The temporary path, for the signal handler: an interrupted export must
- * not leave a hidden half-written file behind either. */
-static char *volatile tmp_path_for_signal;
-
-static void on_fatal_signal(int sig) {
-    char *path = tmp_path_for_signal;
-    if (path) unlink(path);  /* async-signal-safe */
-    signal(sig, SIG_DFL);
-    raise(sig);
-}
-
-typedef struct output {
-    const char *path;  /* the target */
-    char *tmp;         /* NULL when writing to stdout */
-    FILE *fp;
-} output;
-
-/* A random-enough suffix without rand()'s global state: clock, pid and a
- * counter mixed; O_EXCL makes a clash a retry, never a shared file. */
-static uint64_t mix(uint64_t x) {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
-static int output_open(output *o, const char *path) {
-    o->path = path;
-    o->tmp = NULL;
-    if (!strcmp(path, "-")) {
-        o->fp = stdout;
-        return 0;
-    }
-    const char *slash = strrchr(path, '/');
-    size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
-    const char *base = slash ? slash + 1 : path;
-    size_t len = dir_len + strlen(base) + 32;
-    o->tmp = malloc(len);
-    if (!o->tmp) {
-        fprintf(stderr, "scope-export: out of memory\n");
-        return CLI_EXIT_OTHER;
-    }
-    struct timespec now;
-    clock_gettime(CLOCK_REALTIME, &now);
-    uint64_t seed = mix((uint64_t)now.tv_nsec ^ ((uint64_t)now.tv_sec << 30) ^
-                        ((uint64_t)getpid() << 16));
-    int fd = -1;
-    for (int attempt = 0; attempt < 100 && fd < 0; attempt++) {
-        snprintf(o->tmp, len, "%.*s.%s.%08llx.tmp", (int)dir_len, path, base,
-                 (unsigned long long)(mix(seed + (uint64_t)attempt) & 0xffffffffULL));
-        /* 0666 through the umask: the published file gets the permissions
-         * any newly created file would. */
-        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd < 0 && errno != EEXIST) break;
-    }
-    if (fd < 0) {
-        fprintf(stderr, "scope-export: cannot create %s: %s\n", path, strerror(errno));
-        free(o->tmp);
-        o->tmp = NULL;
-        return CLI_EXIT_OTHER;
-    }
-    tmp_path_for_signal = o->tmp;
-    o->fp = fdopen(fd, "w");
-    if (!o->fp) {
-        fprintf(stderr, "scope-export: cannot create %s: %s\n", path, strerror(errno));
-        close(fd);
-        unlink(o->tmp);
-        tmp_path_for_signal = NULL;
-        free(o->tmp);
-        o->tmp = NULL;
-        return CLI_EXIT_OTHER;
-    }
-    /* Large writes: an export is one long sequential stream. */
-    setvbuf(o->fp, NULL, _IOFBF, 1u << 20);
-    return 0;
-}
-
-/* Drop the temporary file; OUT stays as it was. */
-static void output_abandon(output *o) {
-    if (!o->tmp) return;
-    if (o->fp) fclose(o->fp);
-    unlink(o->tmp);
-    tmp_path_for_signal = NULL;
-    free(o->tmp);
-    o->tmp = NULL;
-    o->fp = NULL;
-}
-
-/* Flush, sync and rename into place; the directory is synced too so that
- * the new name survives a crash right after we report success. */
-static int output_publish(output *o) {
-    if (!o->tmp) {
-        if (fflush(o->fp) != 0 || ferror(o->fp)) {
-            fprintf(stderr, "scope-export: cannot write the output: %s\n", strerror(errno));
-            return CLI_EXIT_OTHER;
-        }
-        return 0;
-    }
-    int err = 0;
-    if (fflush(o->fp) != 0 || ferror(o->fp)) err = errno ? errno : EIO;
-    if (!err && fsync(fileno(o->fp)) != 0) err = errno;
-    if (fclose(o->fp) != 0 && !err) err = errno;
-    o->fp = NULL;
-    if (!err && rename(o->tmp, o->path) != 0) err = errno;
-    if (err) {
-        fprintf(stderr, "scope-export: cannot write %s: %s\n", o->path, strerror(err));
-        output_abandon(o);
-        return CLI_EXIT_OTHER;
-    }
-    tmp_path_for_signal = NULL;
-    const char *slash = strrchr(o->path, '/');
-    char *dir = slash ? strndup(o->path, (size_t)(slash - o->path) + 1) : NULL;
-    int dfd = open(dir ? dir : ".", O_RDONLY);
-    if (dfd >= 0) {
-        fsync(dfd);  /* best effort: some file systems refuse it */
-        close(dfd);
-    }
-    free(dir);
-    free(o->tmp);
-    o->tmp = NULL;
-    return 0;
 }
 
 /* ---- text helpers ---------------------------------------------------------- */
@@ -699,12 +617,50 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
 
 /* ---- main ------------------------------------------------------------------ */
 
-/* OUT must not be FILE: the rename would replace the profile with its own
- * export, and inputs are never modified. */
-static bool same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    if (stat(a, &sa) != 0 || stat(b, &sb) != 0) return false;
-    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+/* The picture formats: lanes for the timelines, the flame tree (from the
+ * lanes, or from the rows of an aggregate file) for folded and svg. */
+static int write_view(FILE *out, const char *dir, const sp_results *res, const args *a,
+                      const bool *region_on) {
+    const uint32_t *ranks = a->rank_count ? a->ranks : NULL;
+    view_lanes v;
+    memset(&v, 0, sizeof v);
+    int st = SP_OK;
+    if (sp_results_has_events(res)) st = view_lanes_build(&v, res, ranks, a->rank_count, region_on);
+    if (st == SP_OK && a->format == FORMAT_SPEEDSCOPE) {
+        st = export_speedscope(out, &v);
+    } else if (st == SP_OK && a->format == FORMAT_OTF2) {
+        char msg[512] = "";
+        st = export_otf2(dir, &v, msg, sizeof msg);
+        if (st != SP_OK && st != SP_ERR_OUT_OF_MEMORY)
+            fprintf(stderr, "scope-export: %s: %s\n", a->output, msg);
+    } else if (st == SP_OK) {
+        flame_tree t;
+        st = sp_results_has_events(res)
+                 ? flame_tree_from_lanes(&t, &v, a->per_rank)
+                 : flame_tree_from_rows(&t, res, ranks, a->rank_count, region_on, a->per_rank);
+        if (st == SP_OK) st = flame_tree_sort(&t);
+        if (st == SP_OK && a->format == FORMAT_FOLDED) {
+            st = flame_write_folded(out, &t);
+        } else if (st == SP_OK) {
+            long label = sp_results_metadata_find(res, "label");
+            const char *text = label >= 0 ? sp_results_metadata_string(res, (size_t)label) : NULL;
+            size_t len = strlen(sp_results_path(res)) + (text ? strlen(text) : 0) + 32;
+            char *title = malloc(len);
+            if (!title) st = SP_ERR_OUT_OF_MEMORY;
+            else {
+                snprintf(title, len, "Flame graph: %s", text && text[0] ? text : sp_results_path(res));
+                st = flamegraph_svg_write(out, &t, title, true);
+                free(title);
+            }
+        }
+        flame_tree_free(&t);
+    }
+    if (v.clamped)
+        fprintf(stderr, "scope-export: %s: %llu calls ended after their parent; cut at the "
+                        "parent's end\n",
+                sp_results_path(res), (unsigned long long)v.clamped);
+    view_lanes_free(&v);
+    return st;
 }
 
 int main(int argc, char **argv) {
@@ -715,9 +671,18 @@ int main(int argc, char **argv) {
         free_args(&a);
         return rc < 0 ? 0 : rc;
     }
-    if (strcmp(a.output, "-") != 0 && same_file(a.input, a.output)) {
+    /* OUT must not be FILE: the rename would replace the profile with its
+     * own export, and inputs are never modified. */
+    if (strcmp(a.output, "-") != 0 && cli_same_file(a.input, a.output)) {
         free_args(&a);
         return cli_usage_error(TOOL, "the output '%s' is the input file", a.output);
+    }
+    if (a.format == FORMAT_OTF2 && !export_otf2_available()) {
+        fprintf(stderr, "scope-export: --format otf2 was not built in (configured with "
+                        "SCOPE_PROFILER_OTF2=OFF, or no OTF2 library was found: Debian "
+                        "libopen-trace-format2-dev)\n");
+        free_args(&a);
+        return CLI_EXIT_OTHER;
     }
 
     char msg[1024];
@@ -731,9 +696,12 @@ int main(int argc, char **argv) {
         free_args(&a);
         return CLI_EXIT_FILE;
     }
-    if (a.format != FORMAT_JSON && !sp_results_has_events(res)) {
-        fprintf(stderr, "scope-export: %s has no per-call events (%s); use --format json\n",
-                a.input, sp_results_is_aggregate(res) ? "aggregate layout" : "summary only");
+    if (needs_events(a.format) && !sp_results_has_events(res)) {
+        fprintf(stderr,
+                "scope-export: %s has no per-call events (%s); use --format json, folded or "
+                "svg, which work from its totals (--format %s needs every call)\n",
+                a.input, sp_results_is_aggregate(res) ? "aggregate layout" : "summary only",
+                format_names[a.format]);
         sp_results_close(res);
         free_args(&a);
         return CLI_EXIT_FILE;
@@ -750,21 +718,22 @@ int main(int argc, char **argv) {
     for (size_t r = 0; r < regions; r++)
         region_on[r] = name_selected(&a, sp_results_region_name(res, r));
 
-    signal(SIGINT, on_fatal_signal);
-    signal(SIGTERM, on_fatal_signal);
-    signal(SIGHUP, on_fatal_signal);
-    output out;
-    rc = output_open(&out, a.output);
+    cli_output out;
+    rc = a.format == FORMAT_OTF2 ? cli_output_open_dir(&out, TOOL, a.output)
+                                 : cli_output_open(&out, TOOL, a.output);
     if (rc == 0) {
-        st = a.format == FORMAT_CHROME ? write_chrome(out.fp, res, &a, region_on)
-             : a.format == FORMAT_CSV  ? write_csv(out.fp, res, &a, region_on)
-                                       : write_json(out.fp, res, &a, region_on);
+        switch (a.format) {
+        case FORMAT_CHROME: st = write_chrome(out.fp, res, &a, region_on); break;
+        case FORMAT_CSV: st = write_csv(out.fp, res, &a, region_on); break;
+        case FORMAT_JSON: st = write_json(out.fp, res, &a, region_on); break;
+        default: st = write_view(out.fp, out.tmp, res, &a, region_on); break;
+        }
         if (st != SP_OK) {
             if (st == SP_ERR_OUT_OF_MEMORY) fprintf(stderr, "scope-export: out of memory\n");
-            output_abandon(&out);
+            cli_output_abandon(&out);
             rc = CLI_EXIT_OTHER;
         } else {
-            rc = output_publish(&out);
+            rc = cli_output_publish(&out);
         }
     }
     free(region_on);

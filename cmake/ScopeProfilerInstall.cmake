@@ -22,7 +22,8 @@
 include(CMakePackageConfigHelpers)
 
 # Tools that are installed when they exist as targets.
-set(SCOPE_PROFILER_INSTALL_TOOLS scope-inspect scope-merge scope-diff scope-check scope-export)
+set(SCOPE_PROFILER_INSTALL_TOOLS scope-inspect scope-merge scope-diff scope-check scope-export
+  scope-report)
 
 # The relative location of the CMake package, used by the config's
 # PACKAGE_PREFIX_DIR computation and by the tests.

@@ -404,7 +404,7 @@ def case_error(kind):
         serial = fixture("driver-serial")
         run(opts.export, serial, rc=1)                                   # no -o
         run(opts.export, "-o", "x.json", rc=1)                           # no FILE
-        run(opts.export, serial, "-o", "x.json", "--format", "svg", rc=1)
+        run(opts.export, serial, "-o", "x.json", "--format", "pdf", rc=1)
         run(opts.export, serial, "-o", "x.json", "--include", "(", rc=1)
         run(opts.export, serial, "-o", "x.json", "--ranks", "2-1", rc=1)
         run(opts.export, serial, "-o", "x.json", "--bogus", rc=1)

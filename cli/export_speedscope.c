@@ -1,0 +1,97 @@
+/*
+ * export_speedscope.c - speedscope's "evented" profiles, one per (rank,
+ * thread) lane.
+ *
+ * Evented rather than sampled: the profile holds every call's exact begin
+ * and end, and speedscope draws evented profiles as they are (its time
+ * order view is then the lane's timeline, left heavy and sandwich pool
+ * the calls). Frames are the region table, shared by every profile, so a
+ * region has one name and one colour across ranks and threads. Times are
+ * integer ns from the earliest start in the file: exact, and every lane
+ * of every rank shares one zero.
+ */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "export_formats.h"
+
+typedef struct emit_ctx {
+    FILE *out;
+    const view_lanes *v;
+    bool first;
+} emit_ctx;
+
+static int emit(emit_ctx *c, char type, uint64_t ref, int64_t at) {
+    fprintf(c->out, "%s{\"type\":\"%c\",\"frame\":%zu,\"at\":%" PRId64 "}", c->first ? "" : ",\n",
+            type, view_ref_region(c->v, ref), at - c->v->origin);
+    c->first = false;
+    return ferror(c->out) ? SP_ERR_OUTPUT : 0;
+}
+
+static int on_open(void *p, uint64_t ref, unsigned depth, int64_t start) {
+    (void)depth;
+    return emit(p, 'O', ref, start);
+}
+
+static int on_close(void *p, uint64_t ref, unsigned depth, int64_t end) {
+    (void)depth;
+    return emit(p, 'C', ref, end);
+}
+
+/* "rank 0 / thread 1 (name)"; the thread table gives the name. */
+static void lane_name(FILE *out, const sp_results *res, const view_lane *l) {
+    char buf[96];
+    const char *thread_name = NULL;
+    for (size_t t = 0; t < sp_results_thread_count(res) && l->thread >= 0; t++) {
+        sp_thread_info info;
+        if (sp_results_thread(res, t, &info) == SP_OK && info.rank == l->rank &&
+            info.index == l->thread && info.name && info.name[0])
+            thread_name = info.name;
+    }
+    view_lane_label(l, buf, sizeof buf);
+    size_t len = strlen(buf) + (thread_name ? strlen(thread_name) : 0) + 4;
+    char *full = thread_name ? malloc(len) : NULL;
+    if (full) snprintf(full, len, "%s (%s)", buf, thread_name);
+    cli_json_string(out, full ? full : buf);
+    free(full);
+}
+
+int export_speedscope(FILE *out, view_lanes *v) {
+    const sp_results *res = v->res;
+    fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",\n"
+          "\"exporter\":\"scope-export " SCOPE_PROFILER_VERSION "\",\n\"name\":",
+          out);
+    long label = sp_results_metadata_find(res, "label");
+    const char *text = label >= 0 ? sp_results_metadata_string(res, (size_t)label) : NULL;
+    cli_json_string(out, text && text[0] ? text : sp_results_path(res));
+    fputs(",\n\"activeProfileIndex\":0,\n\"shared\":{\"frames\":[\n", out);
+    for (size_t r = 0; r < sp_results_region_count(res); r++) {
+        fputs(r ? ",\n{\"name\":" : "{\"name\":", out);
+        cli_json_string(out, sp_results_region_name(res, r));
+        fputc('}', out);
+    }
+    fputs("]},\n\"profiles\":[", out);
+    view_walk_callbacks cb = {on_open, on_close};
+    for (size_t l = 0; l < v->lane_count; l++) {
+        const view_lane *lane = &v->lanes[l];
+        int64_t first = view_ref_start(v, v->refs[lane->first]);
+        int64_t last = first;
+        for (size_t i = 0; i < lane->count; i++) {
+            int64_t e = view_ref_end(v, v->refs[lane->first + i]);
+            if (e > last) last = e;
+        }
+        fputs(l ? ",\n{\"type\":\"evented\",\"name\":" : "\n{\"type\":\"evented\",\"name\":", out);
+        lane_name(out, res, lane);
+        fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":%" PRId64 ",\"endValue\":%" PRId64
+                     ",\"events\":[\n",
+                first - v->origin, last - v->origin);
+        emit_ctx c = {out, v, true};
+        int rc = view_lanes_walk(v, l, &cb, &c);
+        if (rc) return rc;
+        fputs("]}", out);
+    }
+    fputs("]}\n", out);
+    return ferror(out) ? SP_ERR_OUTPUT : SP_OK;
+}
