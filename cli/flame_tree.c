@@ -304,10 +304,59 @@ int flame_tree_from_lanes(flame_tree *t, view_lanes *v, bool per_rank) {
     return st;
 }
 
+/* An aggregate-mode file's call paths (sp_results_call_path): the real
+ * tree. A node's self time is its paths' exclusive time; its width (total)
+ * is built bottom-up from the self times, so a recursive path, whose total
+ * counts its nested calls again, still draws as wide as the time it took.
+ * A hidden region passes its place (and its self time) to its parent. */
+static int tree_from_paths(flame_tree *t, const sp_results *res, const uint32_t *ranks,
+                           size_t rank_count, const bool *region_on, bool per_rank) {
+    size_t count = sp_results_call_path_count(res);
+    uint32_t *node_of = malloc((count + 1) * sizeof *node_of);
+    if (!node_of) return SP_ERR_OUT_OF_MEMORY;
+    size_t rank_first = 0; /* parents index within their rank's paths */
+    uint32_t previous_rank = 0;
+    for (size_t i = 0; i < count; i++) {
+        sp_call_path p;
+        node_of[i] = FLAME_NONE;
+        if (sp_results_call_path(res, i, &p) != SP_OK) continue;
+        if (i > 0 && p.rank != previous_rank) rank_first = i;
+        previous_rank = p.rank;
+        bool on = !ranks || rank_count == 0;
+        for (size_t k = 0; k < rank_count && !on; k++) on = ranks[k] == p.rank;
+        if (!on) continue;
+        uint32_t base = 0;
+        if (per_rank && child(t, 0, FLAME_KEY_RANK(p.rank), &base) != SP_OK) {
+            free(node_of);
+            return SP_ERR_OUT_OF_MEMORY;
+        }
+        uint32_t parent = p.parent >= 0 ? node_of[rank_first + (size_t)p.parent] : base;
+        if (parent == FLAME_NONE) parent = base;
+        uint32_t n = parent;
+        if ((!region_on || region_on[p.region]) &&
+            child(t, parent, (int64_t)p.region, &n) != SP_OK) {
+            free(node_of);
+            return SP_ERR_OUT_OF_MEMORY;
+        }
+        node_of[i] = n;
+        if (n != parent || !region_on || region_on[p.region]) t->nodes[n].calls += p.count;
+        t->nodes[n].self_ns += p.exclusive_ns > 0 ? p.exclusive_ns : 0;
+    }
+    free(node_of);
+    /* children come after their parents: one backwards pass sums widths */
+    for (size_t n = 0; n < t->count; n++) t->nodes[n].total_ns = t->nodes[n].self_ns;
+    for (size_t n = t->count; n-- > 1;)
+        if (t->nodes[n].parent != FLAME_NONE)
+            t->nodes[t->nodes[n].parent].total_ns += t->nodes[n].total_ns;
+    return SP_OK;
+}
+
 int flame_tree_from_rows(flame_tree *t, const sp_results *res, const uint32_t *ranks,
                          size_t rank_count, const bool *region_on, bool per_rank) {
     if (tree_init(t, res) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
     t->from_aggregate = true;
+    if (sp_results_call_path_count(res) > 0)
+        return tree_from_paths(t, res, ranks, rank_count, region_on, per_rank);
     for (size_t r = 0; r < sp_results_row_count(res); r++) {
         uint32_t rank = sp_results_row_rank(res, r);
         size_t region = sp_results_row_region(res, r);

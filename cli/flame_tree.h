@@ -5,10 +5,11 @@
  * (self) ns of all calls on that path.
  *
  * From per-call events the paths are the real nesting within each lane
- * (view_lanes). An aggregate-layout file has no paths, only per-(rank,
- * region) totals: every region becomes a child of the root weighing its
- * exclusive total (its total when the file has no exclusive column), so
- * the picture is honest about what the file knows.
+ * (view_lanes); from an aggregate-mode file, its stored call paths
+ * (docs/FORMAT.md 4.1). A Python aggregate file has no paths, only
+ * per-(rank, region) totals: every region becomes a child of the root
+ * weighing its exclusive total (its total when the file has no exclusive
+ * column), so the picture is honest about what the file knows.
  */
 #ifndef SP_CLI_FLAME_TREE_H
 #define SP_CLI_FLAME_TREE_H

@@ -59,6 +59,7 @@ ap.add_argument("--program", required=True)
 ap.add_argument("--inspect", required=True)
 ap.add_argument("--check", required=True)
 ap.add_argument("--diff", required=True)
+ap.add_argument("--export", required=True)
 ap.add_argument("--merge", required=True)
 ap.add_argument("--driver", required=True)
 ap.add_argument("--fixture", required=True)
@@ -145,6 +146,20 @@ def case_compare():
                   f"paths of {names[region]} add up to its row")
     p = run([args.check, agg])
     check(p.returncode == 0, f"scope-check on the aggregate file: {p.returncode} {p.stdout}")
+    # the flame graph's stacks come from the call paths: the same stacks as
+    # the trace's, with runs of one region (recursion) as one frame
+    stacks = {}
+    for mode, path in (("trace", trace), ("aggregate", agg)):
+        out = os.path.join(args.workdir, f"{mode}.folded")
+        p = run([args.export, path, "-o", out, "--format", "folded"])
+        check(p.returncode == 0, f"scope-export folded of the {mode} file: {p.stderr}")
+        keys = set()
+        for line in open(out) if p.returncode == 0 else []:
+            frames = line.rsplit(" ", 1)[0].split(";")
+            keys.add(";".join(f for i, f in enumerate(frames) if i == 0 or frames[i - 1] != f))
+        stacks[mode] = keys
+    check(stacks["trace"] == stacks["aggregate"] and len(stacks["trace"]) >= 8,
+          f"folded stacks: trace {sorted(stacks['trace'])}, aggregate {sorted(stacks['aggregate'])}")
     # scope-diff compares the two modes region by region, with the noise
     # test (the paths carry every region's count, mean and m2)
     p = run([args.diff, trace, agg])
