@@ -250,8 +250,17 @@ int spi_rank_tree_build(spi_rank_tree *tree, const spi_profile *profile, uint32_
             tree->lane[i] = keys[i].lane;
             tree->exclusive[i] = keys[i].end - keys[i].start;
         }
-        for (size_t i = 0; i < n; i++)
-            if (tree->parent[i] >= 0) tree->exclusive[tree->parent[i]] -= keys[i].end - keys[i].start;
+        /* A child on another known thread (an OpenMP worker's call under
+         * the call that forked its team) ran alongside its parent, not
+         * inside the parent's own work: it does not reduce the parent's
+         * exclusive time. An unknown lane (-1) counts as the parent's. */
+        for (size_t i = 0; i < n; i++) {
+            int64_t p = tree->parent[i];
+            if (p < 0) continue;
+            bool concurrent = keys[i].lane != -1 && keys[p].lane != -1 &&
+                              keys[i].lane != keys[p].lane;
+            if (!concurrent) tree->exclusive[p] -= keys[i].end - keys[i].start;
+        }
     }
     spi_free(keys);
     if (status != SP_OK) spi_rank_tree_free(tree);

@@ -24,6 +24,7 @@
 #include "record/clock.h"
 #include "util/diag.h"
 #include "util/error.h"
+#include "record/openmp.h"
 #include "record/registry.h"
 
 /* initial-exec TLS avoids a __tls_get_addr call per access in the shared
@@ -130,6 +131,8 @@ static spi_thread *new_thread(void) {
     t->cache_capacity = INITIAL_CACHE_SLOTS;
     memset(t->cache_handles, 0xff, INITIAL_CACHE_SLOTS * sizeof *t->cache_handles);
     t->pthread = pthread_self();
+    t->omp_worker = spi_omp_thread_is_worker();
+    t->omp_primary_candidate = spi_omp_present() && !t->omp_worker;
     t->ident = (int64_t)(uintptr_t)t->pthread;
     t->native_id = (int64_t)syscall(SYS_gettid);
     t->is_main = t->native_id == (int64_t)getpid();
@@ -337,6 +340,7 @@ static inline int push_call(spi_thread *t, int region) {
     frame->node = node;
     frame->child_ns = 0;
     frame->sequence = t->next_sequence++;
+    frame->in_parallel = __builtin_expect(t->omp_primary_candidate, 0) && spi_omp_in_parallel();
     /* hooks (counters): before the clock, so their cost is outside the region */
     if (__builtin_expect(t->hook_state != NULL, 0)) t->hooks->begin(t->hook_state, region);
     /* last: closest to the user's code */
@@ -400,7 +404,7 @@ static inline int pop_call(spi_thread *t, int region, int64_t now_ns) {
     event->start_ns = frame->start_ns;
     event->duration_ns = now_ns - frame->start_ns;
     event->sequence = frame->sequence;
-    event->region = (uint32_t)region;
+    event->region = (uint32_t)region | (frame->in_parallel ? SPI_EVENT_IN_PARALLEL : 0);
     if (t->depth == 0) {
         event->parent_gap = 0;
     } else {

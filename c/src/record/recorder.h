@@ -33,12 +33,17 @@ typedef struct spi_event {
     int64_t start_ns;
     int64_t duration_ns;
     int64_t sequence;      /* this call's number on its thread */
-    uint32_t region;       /* registry handle */
+    uint32_t region;       /* registry handle, and SPI_EVENT_IN_PARALLEL */
     uint32_t parent_gap;   /* sequence - parent's sequence; 0 = root;
                               SPI_GAP_FAR: see the thread's far_parents */
 } spi_event;
 
 #define SPI_GAP_FAR UINT32_MAX
+/* The top bit of spi_event.region: the call began inside an OpenMP
+ * parallel region (record/openmp.h; only on threads that are not OpenMP
+ * workers, in programs with an OpenMP runtime). Handles stay below 2^31. */
+#define SPI_EVENT_IN_PARALLEL UINT32_C(0x80000000)
+#define SPI_EVENT_REGION(e) ((e)->region & ~SPI_EVENT_IN_PARALLEL)
 #define SPI_RECENT_NAMES 64 /* power of two */
 /* Event chunks: a thread's first is 64 KiB (a thread that records little
  * costs little), every later one 1 MiB with its pages populated when it is
@@ -63,6 +68,7 @@ typedef struct spi_frame {
     int64_t child_ns;      /* aggregate mode: time of the direct children so far */
     int32_t region;
     int32_t node;          /* aggregate mode: the call's path (spi_path_node) */
+    bool in_parallel;      /* began inside an OpenMP parallel region */
 } spi_frame;
 
 /* Exact sums of squared durations: a 64x64 -> 128-bit multiply-add per
@@ -99,6 +105,9 @@ typedef struct spi_thread {
     /* inside a recording call: a signal handler that records on this
      * thread meanwhile is refused instead of corrupting the stack */
     volatile sig_atomic_t busy;
+    bool omp_primary_candidate;   /* OpenMP runtime present, not a worker:
+                                     calls note whether they began inside a
+                                     parallel region (record/openmp.h) */
     int64_t next_anchor;     /* TSC: take an anchor at a begin from here on */
     spi_frame *stack;
     size_t depth;
@@ -146,6 +155,7 @@ typedef struct spi_thread {
     size_t far_parent_count;
     size_t far_parent_capacity;
     int index;                    /* dense, in attach order */
+    bool omp_worker;              /* an OpenMP worker thread (record/openmp.h) */
     int64_t ident;                /* pthread_self() */
     int64_t native_id;            /* gettid() */
     int64_t start_ns;

@@ -24,6 +24,7 @@
 
 #include "util/alloc.h"
 #include "util/diag.h"
+#include "record/openmp.h"
 #include "record/registry.h"
 
 typedef struct call_record {
@@ -77,7 +78,7 @@ static int add_exclusive_times(const spi_session *session, int64_t *exclusive) {
             if (parent >= 0) child_time[parent] += e->duration_ns;
         }
         FOR_EACH_EVENT(t, e) {
-            exclusive[e->region] += e->duration_ns - child_time[e->sequence];
+            exclusive[SPI_EVENT_REGION(e)] += e->duration_ns - child_time[e->sequence];
         }
         spi_free(child_time);
     }
@@ -113,14 +114,15 @@ static bool was_recorded(const uint8_t *bits, int64_t sequence) {
     return !bits || (bits[sequence / 8] & (1u << (sequence % 8)));
 }
 
-/* Fill rows[] (sized by the caller, counts reset to 0) from the threads. */
+/* Fill rows[] (sized by the caller, counts reset to 0) from the threads.
+ * hosts (may be NULL): the OpenMP fork parents of worker roots. */
 static void fill_rows(const spi_session *session, spi_row *rows, const int32_t *row_of_region,
-                      int with_threads) {
+                      int with_threads, const spi_omp_hosts *hosts) {
     int64_t base = 0;
     for (const spi_thread *t = session->threads; t; t = t->next) {
         uint8_t *recorded = recorded_sequences(t);
         FOR_EACH_EVENT(t, e) {
-            spi_row *row = &rows[row_of_region[e->region]];
+            spi_row *row = &rows[row_of_region[SPI_EVENT_REGION(e)]];
             uint64_t i = row->count++;
             int64_t parent = parent_sequence(t, e);
             row->starts[i] = e->start_ns;
@@ -130,6 +132,10 @@ static void fill_rows(const spi_session *session, spi_row *rows, const int32_t *
                                   !was_recorded(recorded, parent))
                                      ? -1
                                      : base + parent;
+            if (row->parent_ids[i] < 0 && t->omp_worker)
+                row->parent_ids[i] = spi_omp_host_parent(hosts, e->start_ns,
+                                                         e->start_ns + e->duration_ns,
+                                                         base + e->sequence);
             if (with_threads) row->thread_ids[i] = t->index;
         }
         spi_free(recorded);
@@ -210,7 +216,7 @@ int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *prof
     for (const spi_thread *t = session->threads; t && status == SP_OK; t = t->next) {
         uint64_t before = 0;
         FOR_EACH_EVENT(t, e) {
-            calls[e->region]++;
+            calls[SPI_EVENT_REGION(e)]++;
             before++;
         }
         if (before) report->recording_threads++;
@@ -242,7 +248,20 @@ int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *prof
         row->count = 0; /* refilled by fill_rows */
         profile->row_count++;
     }
-    if (status == SP_OK) fill_rows(session, profile->rows, row_of_region, with_threads);
+    /* OpenMP: the fork parents of worker threads' roots (openmp.h) */
+    spi_omp_hosts *hosts = NULL;
+    int64_t *bases = spi_calloc((size_t)session->thread_count + 1, sizeof *bases);
+    if (!bases && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
+    size_t thread_index = 0;
+    int64_t next_base = 0;
+    for (const spi_thread *t = session->threads; bases && t; t = t->next) {
+        bases[thread_index++] = next_base;
+        next_base += t->next_sequence;
+    }
+    if (status == SP_OK) status = spi_omp_hosts_build(&hosts, session, bases);
+    if (status == SP_OK) fill_rows(session, profile->rows, row_of_region, with_threads, hosts);
+    spi_omp_hosts_free(hosts);
+    spi_free(bases);
     for (size_t i = 0; i < profile->row_count && status == SP_OK; i++) {
         spi_row *row = &profile->rows[i];
         status = sort_row(row);

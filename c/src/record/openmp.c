@@ -1,0 +1,168 @@
+/*
+ * openmp.c - OpenMP worker threads and their fork parents (openmp.h).
+ *
+ * Finding the innermost enclosing call of a thread: its calls nest
+ * properly, so the call that started last at or before `start` is either
+ * inside every call that encloses `start` or is one of them; the enclosing
+ * calls are therefore its ancestors, and a walk up its parents finds the
+ * innermost one that also reaches `end`. One binary search and a walk as
+ * deep as the nesting, per worker root call.
+ */
+#include "record/openmp.h"
+
+#include <stdlib.h>
+
+#include "util/alloc.h"
+#include "util/error.h"
+
+/* Weak: resolved when the program links an OpenMP runtime, NULL otherwise. */
+extern int omp_in_parallel(void) __attribute__((weak));
+extern int omp_get_thread_num(void) __attribute__((weak));
+
+bool spi_omp_present(void) { return omp_in_parallel != NULL; }
+
+bool spi_omp_in_parallel(void) { return omp_in_parallel && omp_in_parallel(); }
+
+bool spi_omp_thread_is_worker(void) {
+    return omp_in_parallel && omp_get_thread_num && omp_in_parallel() && omp_get_thread_num() > 0;
+}
+
+/* One non-worker thread's calls, indexed by sequence. */
+typedef struct host_thread {
+    int64_t base;             /* call id of sequence 0 */
+    int64_t count;            /* sequences */
+    int64_t *start;           /* [count], INT64_MAX: not recorded */
+    int64_t *end;
+    int64_t *parent;          /* parent sequence, -1 = root */
+    bool *in_parallel;        /* began inside a parallel region */
+    int64_t *by_start;        /* recorded sequences sorted by start */
+    int64_t recorded;
+} host_thread;
+
+struct spi_omp_hosts {
+    host_thread *threads;
+    size_t count;
+};
+
+#define FOR_EACH_EVENT(t, e)                                                   \
+    for (const spi_chunk *chunk_ = (t)->head; chunk_; chunk_ = chunk_->next)   \
+        for (const spi_event *e = chunk_->events; e < chunk_->events + chunk_->used; e++)
+
+static int64_t parent_sequence(const spi_thread *t, const spi_event *e) {
+    if (e->parent_gap == 0) return -1;
+    if (e->parent_gap != SPI_GAP_FAR) return e->sequence - (int64_t)e->parent_gap;
+    for (size_t i = 0; i < t->far_parent_count; i++)
+        if (t->far_parents[i].sequence == e->sequence) return t->far_parents[i].parent_sequence;
+    return -1;
+}
+
+static const host_thread *sort_context;
+static int by_start(const void *a, const void *b) {
+    int64_t x = sort_context->start[*(const int64_t *)a];
+    int64_t y = sort_context->start[*(const int64_t *)b];
+    if (x != y) return x < y ? -1 : 1;
+    /* equal starts: the enclosing call (lower sequence) first */
+    return *(const int64_t *)a < *(const int64_t *)b ? -1 : 1;
+}
+
+static void free_host(host_thread *h) {
+    spi_free(h->start);
+    spi_free(h->end);
+    spi_free(h->parent);
+    spi_free(h->in_parallel);
+    spi_free(h->by_start);
+}
+
+/* A thread that recorded a call inside a parallel region: a primary. */
+static bool recorded_team_work(const spi_thread *t) {
+    FOR_EACH_EVENT(t, e) {
+        if (e->region & SPI_EVENT_IN_PARALLEL) return true;
+    }
+    return false;
+}
+
+int spi_omp_hosts_build(spi_omp_hosts **out, const spi_session *session, const int64_t *bases) {
+    *out = NULL;
+    bool workers = false, primaries = false;
+    size_t candidates = 0;
+    for (const spi_thread *t = session->threads; t; t = t->next) {
+        if (t->omp_worker && t->head) workers = true;
+        if (!t->omp_worker && t->head) {
+            candidates++;
+            primaries = primaries || recorded_team_work(t);
+        }
+    }
+    if (!workers || candidates == 0) return SP_OK;
+    spi_omp_hosts *h = spi_calloc(1, sizeof *h);
+    if (!h || !(h->threads = spi_calloc(candidates, sizeof *h->threads))) {
+        spi_free(h);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    size_t index = 0;
+    for (const spi_thread *t = session->threads; t; t = t->next, index++) {
+        if (t->omp_worker || !t->head) continue;
+        /* a plain pthread is never a fork parent when a primary is known */
+        if (primaries && !recorded_team_work(t)) continue;
+        host_thread *x = &h->threads[h->count++];
+        size_t n = (size_t)t->next_sequence;
+        x->base = bases[index];
+        x->count = t->next_sequence;
+        x->start = spi_malloc((n + 1) * sizeof *x->start);
+        x->end = spi_malloc((n + 1) * sizeof *x->end);
+        x->parent = spi_malloc((n + 1) * sizeof *x->parent);
+        x->in_parallel = spi_malloc((n + 1) * sizeof *x->in_parallel);
+        x->by_start = spi_malloc((n + 1) * sizeof *x->by_start);
+        if (!x->start || !x->end || !x->parent || !x->in_parallel || !x->by_start) {
+            spi_omp_hosts_free(h);
+            return SP_ERR_OUT_OF_MEMORY;
+        }
+        for (size_t s = 0; s < n; s++) x->start[s] = INT64_MAX;
+        FOR_EACH_EVENT(t, e) {
+            x->start[e->sequence] = e->start_ns;
+            x->end[e->sequence] = e->start_ns + e->duration_ns;
+            x->parent[e->sequence] = parent_sequence(t, e);
+            x->in_parallel[e->sequence] = (e->region & SPI_EVENT_IN_PARALLEL) != 0;
+            x->by_start[x->recorded++] = e->sequence;
+        }
+        sort_context = x;
+        qsort(x->by_start, (size_t)x->recorded, sizeof *x->by_start, by_start);
+    }
+    *out = h;
+    return SP_OK;
+}
+
+int64_t spi_omp_host_parent(const spi_omp_hosts *h, int64_t start, int64_t end, int64_t child_id) {
+    if (!h) return -1;
+    int64_t best = -1, best_length = INT64_MAX;
+    for (size_t k = 0; k < h->count; k++) {
+        const host_thread *x = &h->threads[k];
+        /* last call started at or before `start` */
+        int64_t lo = 0, hi = x->recorded;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (x->start[x->by_start[mid]] <= start) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo == 0) continue;
+        for (int64_t s = x->by_start[lo - 1]; s >= 0; s = x->parent[s]) {
+            if (x->start[s] == INT64_MAX) break; /* an ancestor that was not recorded */
+            if (x->in_parallel[s]) continue;      /* the primary's own team work */
+            if (x->end[s] >= end && x->start[s] <= start) {
+                int64_t length = x->end[s] - x->start[s];
+                if (x->base + s < child_id && length < best_length) {
+                    best = x->base + s;
+                    best_length = length;
+                }
+                break;
+            }
+        }
+    }
+    return best;
+}
+
+void spi_omp_hosts_free(spi_omp_hosts *h) {
+    if (!h) return;
+    for (size_t k = 0; k < h->count; k++) free_host(&h->threads[k]);
+    spi_free(h->threads);
+    spi_free(h);
+}
