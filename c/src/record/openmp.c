@@ -44,17 +44,7 @@ struct spi_omp_hosts {
     size_t count;
 };
 
-#define FOR_EACH_EVENT(t, e)                                                   \
-    for (const spi_chunk *chunk_ = (t)->head; chunk_; chunk_ = chunk_->next)   \
-        for (const spi_event *e = chunk_->events; e < chunk_->events + chunk_->used; e++)
 
-static int64_t parent_sequence(const spi_thread *t, const spi_event *e) {
-    if (e->parent_gap == 0) return -1;
-    if (e->parent_gap != SPI_GAP_FAR) return e->sequence - (int64_t)e->parent_gap;
-    for (size_t i = 0; i < t->far_parent_count; i++)
-        if (t->far_parents[i].sequence == e->sequence) return t->far_parents[i].parent_sequence;
-    return -1;
-}
 
 static const host_thread *sort_context;
 static int by_start(const void *a, const void *b) {
@@ -75,7 +65,7 @@ static void free_host(host_thread *h) {
 
 /* A thread that recorded a call inside a parallel region: a primary. */
 static bool recorded_team_work(const spi_thread *t) {
-    FOR_EACH_EVENT(t, e) {
+    SPI_FOR_EACH_EVENT(t, e) {
         if (e->region & SPI_EVENT_IN_PARALLEL) return true;
     }
     return false;
@@ -117,10 +107,10 @@ int spi_omp_hosts_build(spi_omp_hosts **out, const spi_session *session, const i
             return SP_ERR_OUT_OF_MEMORY;
         }
         for (size_t s = 0; s < n; s++) x->start[s] = INT64_MAX;
-        FOR_EACH_EVENT(t, e) {
+        SPI_FOR_EACH_EVENT(t, e) {
             x->start[e->sequence] = e->start_ns;
             x->end[e->sequence] = e->start_ns + e->duration_ns;
-            x->parent[e->sequence] = parent_sequence(t, e);
+            x->parent[e->sequence] = spi_event_parent_sequence(t, e);
             x->in_parallel[e->sequence] = (e->region & SPI_EVENT_IN_PARALLEL) != 0;
             x->by_start[x->recorded++] = e->sequence;
         }

@@ -195,6 +195,20 @@ typedef struct spi_thread_hooks {
     void (*end)(void *state, int region);
 } spi_thread_hooks;
 
+/* Every event of a thread, in recording (end) order. */
+#define SPI_FOR_EACH_EVENT(t, e)                                               \
+    for (const spi_chunk *chunk_ = (t)->head; chunk_; chunk_ = chunk_->next)   \
+        for (const spi_event *e = chunk_->events; e < chunk_->events + chunk_->used; e++)
+
+/* The sequence of an event's parent on its thread, -1 for a root. */
+static inline int64_t spi_event_parent_sequence(const spi_thread *t, const spi_event *e) {
+    if (e->parent_gap == 0) return -1;
+    if (e->parent_gap != SPI_GAP_FAR) return e->sequence - (int64_t)e->parent_gap;
+    for (size_t i = 0; i < t->far_parent_count; i++)
+        if (t->far_parents[i].sequence == e->sequence) return t->far_parents[i].parent_sequence;
+    return -1;
+}
+
 /* What a session records. */
 typedef struct spi_recording {
     size_t buffer_limit_bytes;        /* trace mode: 0 = no limit */

@@ -42,13 +42,6 @@ static int compare_calls(const void *a, const void *b) {
 }
 
 /* The parent sequence of an event (-1 for a root). */
-static int64_t parent_sequence(const spi_thread *t, const spi_event *e) {
-    if (e->parent_gap == 0) return -1;
-    if (e->parent_gap != SPI_GAP_FAR) return e->sequence - (int64_t)e->parent_gap;
-    for (size_t i = 0; i < t->far_parent_count; i++)
-        if (t->far_parents[i].sequence == e->sequence) return t->far_parents[i].parent_sequence;
-    return -1;
-}
 
 /* 1 when `sequence` is a call still open on t (its stack holds increasing
  * sequences from bottom to top, so a binary search finds it). */
@@ -63,9 +56,6 @@ static int still_open(const spi_thread *t, int64_t sequence) {
     return 0;
 }
 
-#define FOR_EACH_EVENT(t, e)                                                   \
-    for (const spi_chunk *chunk_ = (t)->head; chunk_; chunk_ = chunk_->next)   \
-        for (const spi_event *e = chunk_->events; e < chunk_->events + chunk_->used; e++)
 
 /* Add each thread's exclusive time per region into exclusive[region]. */
 static int add_exclusive_times(const spi_session *session, int64_t *exclusive) {
@@ -73,11 +63,11 @@ static int add_exclusive_times(const spi_session *session, int64_t *exclusive) {
         if (!t->head) continue;
         int64_t *child_time = spi_calloc((size_t)t->next_sequence, sizeof *child_time);
         if (!child_time) return SP_ERR_OUT_OF_MEMORY;
-        FOR_EACH_EVENT(t, e) {
-            int64_t parent = parent_sequence(t, e);
+        SPI_FOR_EACH_EVENT(t, e) {
+            int64_t parent = spi_event_parent_sequence(t, e);
             if (parent >= 0) child_time[parent] += e->duration_ns;
         }
-        FOR_EACH_EVENT(t, e) {
+        SPI_FOR_EACH_EVENT(t, e) {
             exclusive[SPI_EVENT_REGION(e)] += e->duration_ns - child_time[e->sequence];
         }
         spi_free(child_time);
@@ -106,7 +96,7 @@ static uint8_t *recorded_sequences(const spi_thread *t) {
     if (t->dropped_events == 0) return NULL;
     uint8_t *bits = spi_calloc((size_t)t->next_sequence / 8 + 1, 1);
     if (!bits) return NULL;
-    FOR_EACH_EVENT(t, e) bits[e->sequence / 8] |= (uint8_t)(1u << (e->sequence % 8));
+    SPI_FOR_EACH_EVENT(t, e) bits[e->sequence / 8] |= (uint8_t)(1u << (e->sequence % 8));
     return bits;
 }
 
@@ -121,10 +111,10 @@ static void fill_rows(const spi_session *session, spi_row *rows, const int32_t *
     int64_t base = 0;
     for (const spi_thread *t = session->threads; t; t = t->next) {
         uint8_t *recorded = recorded_sequences(t);
-        FOR_EACH_EVENT(t, e) {
+        SPI_FOR_EACH_EVENT(t, e) {
             spi_row *row = &rows[row_of_region[SPI_EVENT_REGION(e)]];
             uint64_t i = row->count++;
-            int64_t parent = parent_sequence(t, e);
+            int64_t parent = spi_event_parent_sequence(t, e);
             row->starts[i] = e->start_ns;
             row->durations[i] = e->duration_ns;
             row->call_ids[i] = base + e->sequence;
@@ -215,7 +205,7 @@ int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *prof
 
     for (const spi_thread *t = session->threads; t && status == SP_OK; t = t->next) {
         uint64_t before = 0;
-        FOR_EACH_EVENT(t, e) {
+        SPI_FOR_EACH_EVENT(t, e) {
             calls[SPI_EVENT_REGION(e)]++;
             before++;
         }
