@@ -540,17 +540,13 @@ int main(int argc, char **argv) {
             free(files);
             return 0;
         } else {
-            fprintf(stderr, "scope-check: unknown option '%s'\n"
-                            "Try 'scope-check --help' for more information.\n", arg);
             free(files);
-            return CLI_EXIT_USAGE;
+            return cli_usage_error("scope-check", "unknown option '%s'", arg);
         }
     }
     if (file_count == 0) {
-        fprintf(stderr, "scope-check: no FILE given\nTry 'scope-check --help' for more "
-                        "information.\n");
         free(files);
-        return CLI_EXIT_USAGE;
+        return cli_usage_error("scope-check", "%s", "no FILE given");
     }
     int exit_code = 0;
     for (size_t f = 0; f < file_count; f++) {

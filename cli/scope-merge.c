@@ -4,9 +4,11 @@
  *
  *   scope-merge IN1 IN2 [IN...] -o OUT [--label TEXT] [--quiet]
  *
- * Exit status: 0 merged; 2 refused (usage, an unreadable or repeated input,
- * output equal to an input, colliding region names: nothing is written);
- * 1 the merge failed while writing (nothing is left behind either).
+ * Exit status (cli_common.h, the README's table): 0 merged; 1 usage (an
+ * unknown option, no -o, fewer than two inputs); 2 a bad input (unreadable,
+ * repeated, equal to the output, colliding region names); 3 any other
+ * failure (out of memory, an unwritable output). Nothing is written unless
+ * the merge succeeds.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,16 +17,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_common.h"
 #include "scope_profiler_merge.h"
 
 #define MESSAGE_BYTES (1u << 20)
+
+static const char TOOL[] = "scope-merge";
 
 static void usage(FILE *out) {
     fprintf(out,
             "usage: scope-merge IN1 IN2 [IN...] -o OUT [--label TEXT] [--quiet]\n"
             "Merge profiles recorded separately (e.g. a Python driver and native code)\n"
             "into one schema-3 file. Ranks line up by number; a region name present in\n"
-            "more than one input is refused. Exit status: 0 ok, 2 refused, 1 failed.\n");
+            "more than one input is refused.\n"
+            "\n"
+            "Exit status:\n"
+            "  0  merged\n"
+            "  1  usage error (unknown option, no -o OUT, fewer than two inputs)\n"
+            "  2  a bad input (unreadable, repeated, the output itself, colliding\n"
+            "     region names); nothing is written\n"
+            "  3  any other failure (out of memory, OUT not writable); nothing is\n"
+            "     written\n");
 }
 
 typedef struct progress_state {
@@ -55,22 +68,16 @@ static void on_progress(uint64_t done, uint64_t total, void *user) {
     p->last_percent = percent;
 }
 
-static int exit_code(int status) {
-    switch (status) {
-    case SP_OK: return 0;
-    case SP_ERR_OUT_OF_MEMORY:
-    case SP_ERR_OUTPUT:
-    case SP_ERR_HDF5: return 1;
-    default: return 2;
-    }
-}
-
 int main(int argc, char **argv) {
     const char **inputs = calloc((size_t)argc, sizeof *inputs);
     const char *output = NULL, *label = NULL;
     int quiet = 0;
     size_t count = 0;
-    if (!inputs) return 1;
+    if (!inputs) {
+        fprintf(stderr, "scope-merge: out of memory\n");
+        return CLI_EXIT_OTHER;
+    }
+    int rc = CLI_EXIT_OK;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -78,21 +85,34 @@ int main(int argc, char **argv) {
             free(inputs);
             return 0;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (i + 1 >= argc || output) goto bad_usage;
+            if (i + 1 >= argc) {
+                rc = cli_usage_error(TOOL, "option '%s' needs a value", a);
+                goto done;
+            }
+            if (output) {
+                rc = cli_usage_error(TOOL, "%s", "more than one output given");
+                goto done;
+            }
             output = argv[++i];
         } else if (strncmp(a, "--output=", 9) == 0) {
-            if (output) goto bad_usage;
+            if (output) {
+                rc = cli_usage_error(TOOL, "%s", "more than one output given");
+                goto done;
+            }
             output = a + 9;
         } else if (strcmp(a, "--label") == 0) {
-            if (i + 1 >= argc) goto bad_usage;
+            if (i + 1 >= argc) {
+                rc = cli_usage_error(TOOL, "option '%s' needs a value", a);
+                goto done;
+            }
             label = argv[++i];
         } else if (strncmp(a, "--label=", 8) == 0) {
             label = a + 8;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (a[0] == '-' && a[1] != '\0' && strcmp(a, "--") != 0) {
-            fprintf(stderr, "scope-merge: unknown option %s\n", a);
-            goto bad_usage;
+            rc = cli_usage_error(TOOL, "unknown option '%s'", a);
+            goto done;
         } else if (strcmp(a, "--") == 0) {
             while (++i < argc) inputs[count++] = argv[i];
         } else {
@@ -100,12 +120,12 @@ int main(int argc, char **argv) {
         }
     }
     if (count < 2) {
-        fprintf(stderr, "scope-merge: at least two input profiles are needed (got %zu)\n", count);
-        goto bad_usage;
+        rc = cli_usage_error(TOOL, "at least two input profiles are needed (got %zu)", count);
+        goto done;
     }
     if (!output || !*output) {
-        fprintf(stderr, "scope-merge: no output file given (-o OUT)\n");
-        goto bad_usage;
+        rc = cli_usage_error(TOOL, "%s", "no output file given (-o OUT)");
+        goto done;
     }
 
     sp_merge_options options;
@@ -119,8 +139,9 @@ int main(int argc, char **argv) {
     }
     char *message = malloc(MESSAGE_BYTES);
     if (!message) {
+        fprintf(stderr, "scope-merge: out of memory\n");
         free(inputs);
-        return 1;
+        return CLI_EXIT_OTHER;
     }
     int status = sp_merge_files(inputs, count, output, &options, message, MESSAGE_BYTES);
     if (progress.shown) fputc('\n', stderr);
@@ -130,11 +151,8 @@ int main(int argc, char **argv) {
     else if (!quiet)
         printf("scope-merge: wrote %s from %zu inputs\n", output, count);
     free(message);
+    rc = cli_exit_code(status);
+done:
     free(inputs);
-    return exit_code(status);
-
-bad_usage:
-    usage(stderr);
-    free(inputs);
-    return 2;
+    return rc;
 }
