@@ -306,7 +306,9 @@ contains
 
    !> Close the innermost open call of this thread, which must be of `name`.
    !> stat: SP_OK (also when not active), SP_ERR_INVALID_ARGUMENT,
-   !> SP_ERR_UNMATCHED_END (nothing changes) or SP_ERR_BUFFER_LIMIT.
+   !> SP_ERR_NESTING (`name` is open further out, a region begun inside it
+   !> is still open: nothing changes), SP_ERR_UNMATCHED_END (`name` is not
+   !> open: nothing changes) or SP_ERR_BUFFER_LIMIT.
    subroutine sp_region_end(name, stat, errmsg)
       character(len=*), intent(in) :: name
       integer, intent(out), optional :: stat
@@ -324,7 +326,7 @@ contains
          return
       end if
       call deliver('sp_region_end', status, stat, errmsg, &
-                   core_reported=status == SP_ERR_UNMATCHED_END)
+                   core_reported=status == SP_ERR_UNMATCHED_END .or. status == SP_ERR_NESTING)
    end subroutine sp_region_end
 
    ! ---- recording by handle -----------------------------------------------
@@ -339,14 +341,17 @@ contains
    end function sp_region
 
    !> Open a call of the region with handle `region`. An invalid handle
-   !> records nothing and sets sp_last_error to SP_ERR_INVALID_REGION.
+   !> records nothing, prints one line (unless quiet) and sets sp_last_error
+   !> to SP_ERR_INVALID_REGION.
    subroutine sp_begin(region)
       integer(c_int), intent(in) :: region
       call c_sp_begin(region)
    end subroutine sp_begin
 
    !> Close the innermost open call of this thread, which must be of
-   !> `region`; a mismatch changes nothing and sets sp_last_error.
+   !> `region`; a mismatch changes nothing, prints one line (unless quiet)
+   !> and sets sp_last_error (SP_ERR_NESTING, SP_ERR_UNMATCHED_END or
+   !> SP_ERR_INVALID_REGION).
    subroutine sp_end(region)
       integer(c_int), intent(in) :: region
       call c_sp_end(region)

@@ -159,6 +159,10 @@ typedef struct sp_options {
      *  `likwid-perfctr -m`; otherwise one notice and the run goes on without.
      *  Default 0, or 1 when $SCOPE_PROFILER_LIKWID is "1". */
     int likwid;
+    /** The program's language, stored as metadata "source_language"; NULL
+     *  or "" (default): "c". The Fortran module's sp_setup/sp_setup_mpi pass
+     *  "fortran". Copied. */
+    const char *source_language;
 } sp_options;
 
 /**
@@ -253,10 +257,14 @@ SP_API int sp_region_begin(const char *name);
 
 /**
  * Close the innermost open call of the calling thread, which must be a call
- * of `name`. Otherwise nothing changes, a one-line message naming the region
- * goes to stderr and SP_ERR_UNMATCHED_END is returned.
+ * of `name`. Otherwise nothing changes and a one-line message goes to stderr
+ * (unless quiet; at most 10 such lines per session): when `name` is open
+ * further out, SP_ERR_NESTING, naming the region begun inside it that is
+ * still open ("begin a; begin b; end a"); when it is not open at all,
+ * SP_ERR_UNMATCHED_END.
  * Returns SP_OK (also when not active), SP_ERR_INVALID_ARGUMENT,
- * SP_ERR_UNMATCHED_END or SP_ERR_BUFFER_LIMIT (the call was not stored).
+ * SP_ERR_NESTING, SP_ERR_UNMATCHED_END or SP_ERR_BUFFER_LIMIT (the call was
+ * not stored).
  * Thread-safety: as sp_region_begin.
  */
 SP_API int sp_region_end(const char *name);
@@ -290,7 +298,8 @@ SP_API int sp_region_n(const char *name, size_t name_len);
 
 /**
  * Open a call of the region `region` (a handle from sp_region). An invalid
- * handle records nothing and sets sp_last_error to SP_ERR_INVALID_REGION.
+ * handle records nothing, prints one line as an unmatched end does and sets
+ * sp_last_error to SP_ERR_INVALID_REGION.
  * Thread-safety: safe from any thread; lock-free, no allocation after
  * warm-up.
  */
@@ -298,8 +307,9 @@ SP_API void sp_begin(int region);
 
 /**
  * Close the innermost open call of this thread, which must be of `region`.
- * A mismatch changes nothing, prints one line and sets sp_last_error to
- * SP_ERR_UNMATCHED_END. Thread-safety: as sp_begin.
+ * A mismatch changes nothing, prints one line and sets sp_last_error as
+ * sp_region_end returns it (SP_ERR_NESTING or SP_ERR_UNMATCHED_END); an
+ * invalid handle sets SP_ERR_INVALID_REGION. Thread-safety: as sp_begin.
  */
 SP_API void sp_end(int region);
 

@@ -38,6 +38,7 @@ typedef struct spi_config {
     bool disabled;            /* SCOPE_PROFILER_DISABLE=1 at setup */
     char *file_path;
     char *label;
+    char *source_language;    /* NULL: "c" */
     sp_metadata_detail detail;
     bool write_file;
     bool quiet;
@@ -70,6 +71,7 @@ SP_API void sp_options_init(sp_options *options) {
 static void release_config(void) {
     spi_free(config.file_path);
     spi_free(config.label);
+    spi_free(config.source_language);
     config = (spi_config){0};
 }
 
@@ -84,7 +86,10 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     if (!options || (options->metadata_detail != SP_METADATA_MINIMAL &&
                      options->metadata_detail != SP_METADATA_FULL))
         status = SP_ERR_INVALID_ARGUMENT;
-    else if (config.active || config.disabled)
+    else if (config.disabled)
+        return SP_OK; /* SCOPE_PROFILER_DISABLE: a no-op like every other call,
+                       * not a claim that profiling is active */
+    else if (config.active)
         status = SP_ERR_ALREADY_ACTIVE;
     if (status != SP_OK) {
         spi_status_remember(status);
@@ -102,7 +107,11 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     const char *label = options->label ? options->label : env_text("SCOPE_PROFILER_LABEL");
     config.file_path = spi_strdup(path ? path : DEFAULT_FILE);
     config.label = label ? spi_strdup(label) : NULL;
-    if (!config.file_path || (label && !config.label)) {
+    const char *language = options->source_language && *options->source_language
+                               ? options->source_language
+                               : NULL;
+    config.source_language = language ? spi_strdup(language) : NULL;
+    if (!config.file_path || (label && !config.label) || (language && !config.source_language)) {
         release_config();
         spi_status_remember(SP_ERR_OUT_OF_MEMORY);
         return SP_ERR_OUT_OF_MEMORY;
@@ -221,6 +230,7 @@ static int finalize_session(sp_results **results) {
     if (status != SP_OK) spi_error_set(&err, status, "out of memory while collecting the calls");
 
     spi_meta_context context = {.detail = config.detail, .label = config.label,
+                                .source_language = config.source_language,
                                 .start_time_ns = config.start_time_ns,
                                 .finalize_time_ns = finalize_ns,
                                 .mpi_size = spi_job_size(),

@@ -277,7 +277,10 @@ int spi_meta_collect(spi_meta *meta, const spi_meta_context *context) {
     }
     if (status == SP_OK) status = spi_meta_set_str(meta, "scope_profiler_version", SCOPE_PROFILER_VERSION);
     if (status == SP_OK) status = spi_meta_set_str(meta, "source", "native");
-    if (status == SP_OK) status = spi_meta_set_str(meta, "source_language", "c");
+    if (status == SP_OK) status = spi_meta_set_str(meta, "source_language",
+                                                        context->source_language
+                                                            ? context->source_language
+                                                            : "c");
     if (status == SP_OK) status = spi_meta_set_i64(meta, "omp_num_threads", omp_threads);
     if (status == SP_OK) status = spi_meta_set_i64(meta, "mpi_size", context->mpi_size);
     if (status == SP_OK) status = spi_meta_set_i64(meta, "total_cores", context->mpi_size * omp_threads);
