@@ -2,7 +2,8 @@
  * scope-merge - merge separately recorded profiles (a Python driver's and
  * the native code's, say) into one result set per rank.
  *
- *   scope-merge IN1 IN2 [IN...] -o OUT [--label TEXT] [--quiet]
+ *   scope-merge IN1 IN2 [IN...] -o OUT [--prefix INPUT=PREFIX]... [--label TEXT]
+ *               [--quiet]
  *
  * Exit status (cli_common.h, the README's table): 0 merged; 1 usage (an
  * unknown option, no -o, fewer than two inputs); 2 a bad input (unreadable,
@@ -26,10 +27,22 @@ static const char TOOL[] = "scope-merge";
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: scope-merge IN1 IN2 [IN...] -o OUT [--label TEXT] [--quiet]\n"
+            "usage: scope-merge IN1 IN2 [IN...] -o OUT [--prefix INPUT=PREFIX]...\n"
+            "                   [--label TEXT] [--quiet]\n"
             "Merge profiles recorded separately (e.g. a Python driver and native code)\n"
             "into one schema-3 file. Ranks line up by number; a region name present in\n"
             "more than one input is refused.\n"
+            "\n"
+            "Options:\n"
+            "  -o, --output OUT        the merged file (written to a temporary file and\n"
+            "                          renamed into place)\n"
+            "  --prefix INPUT=PREFIX   put PREFIX before every region name of INPUT (the\n"
+            "                          path as given, or its position 1, 2, ...) before\n"
+            "                          the collision check; repeatable, once per input\n"
+            "  --label TEXT            label of the merged run (default: the first\n"
+            "                          input's)\n"
+            "  -q, --quiet             no progress bar, no summary line\n"
+            "  -h, --help              show this help\n"
             "\n"
             "Exit status:\n"
             "  0  merged\n"
@@ -68,22 +81,59 @@ static void on_progress(uint64_t done, uint64_t total, void *user) {
     p->last_percent = percent;
 }
 
+/* Resolve the --prefix specs against the inputs: INPUT is a path exactly as
+ * given, else a 1-based position. Fills prefixes[count]; returns 0 or
+ * CLI_EXIT_USAGE after a message. */
+static int resolve_prefixes(const char *const *specs, size_t spec_count, const char **inputs,
+                            size_t count, const char **prefixes) {
+    for (size_t s = 0; s < spec_count; s++) {
+        const char *eq = strrchr(specs[s], '=');
+        if (!eq || eq == specs[s] || !eq[1])
+            return cli_usage_error(TOOL, "--prefix needs INPUT=PREFIX, got '%s'", specs[s]);
+        size_t key_len = (size_t)(eq - specs[s]);
+        const char *prefix = eq + 1;
+        if (strchr(prefix, '/'))
+            return cli_usage_error(TOOL, "the prefix '%s' contains '/'", prefix);
+        size_t which = count;
+        for (size_t i = 0; i < count && which == count; i++)
+            if (strlen(inputs[i]) == key_len && strncmp(inputs[i], specs[s], key_len) == 0)
+                which = i;
+        if (which == count) {
+            char *end = NULL;
+            unsigned long position = strtoul(specs[s], &end, 10);
+            if (end == eq && specs[s][0] >= '0' && specs[s][0] <= '9' && position >= 1 &&
+                position <= count)
+                which = position - 1;
+        }
+        if (which == count)
+            return cli_usage_error(TOOL, "--prefix '%.*s' is neither an input nor a position "
+                                   "1-%zu", (int)key_len, specs[s], count);
+        if (prefixes[which])
+            return cli_usage_error(TOOL, "two prefixes for the input %s", inputs[which]);
+        prefixes[which] = prefix;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     const char **inputs = calloc((size_t)argc, sizeof *inputs);
+    const char **prefix_specs = calloc((size_t)argc, sizeof *prefix_specs);
+    const char **prefixes = calloc((size_t)argc, sizeof *prefixes);
+    size_t spec_count = 0;
     const char *output = NULL, *label = NULL;
     int quiet = 0;
     size_t count = 0;
-    if (!inputs) {
-        fprintf(stderr, "scope-merge: out of memory\n");
-        return CLI_EXIT_OTHER;
-    }
     int rc = CLI_EXIT_OK;
+    if (!inputs || !prefix_specs || !prefixes) {
+        fprintf(stderr, "scope-merge: out of memory\n");
+        rc = CLI_EXIT_OTHER;
+        goto done;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
-            free(inputs);
-            return 0;
+            goto done;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             if (i + 1 >= argc) {
                 rc = cli_usage_error(TOOL, "option '%s' needs a value", a);
@@ -106,6 +156,14 @@ int main(int argc, char **argv) {
                 goto done;
             }
             label = argv[++i];
+        } else if (strcmp(a, "--prefix") == 0) {
+            if (i + 1 >= argc) {
+                rc = cli_usage_error(TOOL, "option '%s' needs a value", a);
+                goto done;
+            }
+            prefix_specs[spec_count++] = argv[++i];
+        } else if (strncmp(a, "--prefix=", 9) == 0) {
+            prefix_specs[spec_count++] = a + 9;
         } else if (strncmp(a, "--label=", 8) == 0) {
             label = a + 8;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
@@ -128,9 +186,13 @@ int main(int argc, char **argv) {
         goto done;
     }
 
+    rc = resolve_prefixes(prefix_specs, spec_count, inputs, count, prefixes);
+    if (rc) goto done;
+
     sp_merge_options options;
     sp_merge_options_init(&options);
     options.label = label;
+    if (spec_count) options.prefixes = prefixes;
     progress_state progress = {.last_percent = -1};
     clock_gettime(CLOCK_MONOTONIC, &progress.started);
     if (!quiet && isatty(STDERR_FILENO)) {
@@ -140,8 +202,8 @@ int main(int argc, char **argv) {
     char *message = malloc(MESSAGE_BYTES);
     if (!message) {
         fprintf(stderr, "scope-merge: out of memory\n");
-        free(inputs);
-        return CLI_EXIT_OTHER;
+        rc = CLI_EXIT_OTHER;
+        goto done;
     }
     int status = sp_merge_files(inputs, count, output, &options, message, MESSAGE_BYTES);
     if (progress.shown) fputc('\n', stderr);
@@ -154,5 +216,7 @@ int main(int argc, char **argv) {
     rc = cli_exit_code(status);
 done:
     free(inputs);
+    free(prefix_specs);
+    free(prefixes);
     return rc;
 }

@@ -10,8 +10,11 @@
  * schema-3 file, following the reference merge_results (FORMAT.md 5):
  *   - ranks line up by number (rank k of every input is rank k of the
  *     output);
- *   - a region name found in more than one input is refused
- *     (SP_ERR_REGION_COLLISION), because merging would double-count it;
+ *   - an input's regions can be renamed first with a prefix
+ *     (options->prefixes: "py:" makes "solve" "py:solve");
+ *   - a region name found in more than one input (after the prefixes) is
+ *     refused (SP_ERR_REGION_COLLISION), because merging would double-count
+ *     it;
  *   - metadata is a key-by-key union where earlier inputs win; the label is
  *     options->label, else the first input's; the run's sizes (mpi_size,
  *     num_nodes, omp_num_threads, total_cores) are the largest of the inputs;
@@ -71,9 +74,15 @@ typedef struct sp_merge_options {
     /** Progress reports; NULL: none (default). */
     sp_merge_progress_fn progress;
     void *progress_user;
+    /** NULL (default), or one entry per input: a prefix put before every
+     *  region name of that input (NULL or "" for none) before the collision
+     *  check; its rank<N>/perf_events/<region> groups are renamed alike
+     *  (LIKWID tags and line profiles are copied as they are). A prefix
+     *  must not contain '/'. Read during the call only. */
+    const char *const *prefixes;
 } sp_merge_options;
 
-/** Fill *options with the defaults (no label, no progress). */
+/** Fill *options with the defaults (no label, no progress, no prefixes). */
 SP_API void sp_merge_options_init(sp_merge_options *options);
 
 /**
@@ -94,7 +103,7 @@ SP_API void sp_merge_options_init(sp_merge_options *options);
  *   SP_OK
  *   SP_ERR_INVALID_ARGUMENT   fewer than two inputs, NULL paths, the same
  *                             input twice, output equal to an input, an
- *                             aggregate-layout input
+ *                             aggregate-layout input, a prefix with '/'
  *   SP_ERR_REGION_COLLISION   a region name in more than one input
  *   SP_ERR_FILE_NOT_FOUND, SP_ERR_NOT_A_PROFILE, SP_ERR_SCHEMA_UNSUPPORTED,
  *   SP_ERR_CORRUPT            an unreadable input (the reader's message)

@@ -144,6 +144,30 @@ static int check_paths(const char *const *inputs, size_t count, const char *outp
     return status;
 }
 
+/* Put the input's prefix before each of its region names (--prefix): done
+ * right after opening, so the collision check, the region table and every
+ * message see the new names. */
+static int apply_prefix(spm_input *in, const char *prefix, spi_error *err) {
+    if (!prefix || !*prefix) return SP_OK;
+    if (strchr(prefix, '/'))
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                             "scope-merge: the prefix '%s' for %s contains '/', which region "
+                             "groups (perf_events/<region>) cannot hold",
+                             prefix, in->path);
+    in->prefix = prefix;
+    size_t prefix_len = strlen(prefix);
+    for (size_t k = 0; k < in->prof.name_count; k++) {
+        size_t len = strlen(in->prof.names[k]);
+        char *renamed = spi_malloc(prefix_len + len + 1);
+        if (!renamed) return oom(err);
+        memcpy(renamed, prefix, prefix_len);
+        memcpy(renamed + prefix_len, in->prof.names[k], len + 1);
+        spi_free(in->prof.names[k]);
+        in->prof.names[k] = renamed;
+    }
+    return SP_OK;
+}
+
 typedef struct name_ref {
     const char *name;
     size_t input;
@@ -210,7 +234,7 @@ static int find_collisions(const merge *m, char **message, spi_error *err) {
             snprintf(out, out_bytes,
                      "scope-merge: %zu region name%s appear%s in more than one input; merging "
                      "them would double-count %s. Give the regions distinct names (a "
-                     "'fortran:' prefix, say) before merging:%s",
+                     "'fortran:' prefix, say: scope-merge --prefix INPUT=fortran:):%s",
                      colliding, colliding == 1 ? "" : "s",
                      colliding == 1 ? "s" : "", colliding == 1 ? "it" : "them", text);
             *message = out;
@@ -819,8 +843,11 @@ static int run_merge(const char *const *inputs, size_t count, const char *output
     m.inputs = spi_calloc(count, sizeof *m.inputs);
     if (!m.inputs) return oom(err);
     for (size_t i = 0; i < count; i++) m.inputs[i] = (spm_input){.file = -1};
-    for (size_t i = 0; i < count && status == SP_OK; i++)
+    for (size_t i = 0; i < count && status == SP_OK; i++) {
         status = spm_input_open(&m.inputs[i], inputs[i], i, err);
+        if (status == SP_OK && options->prefixes)
+            status = apply_prefix(&m.inputs[i], options->prefixes[i], err);
+    }
     if (status == SP_OK) {
         status = find_collisions(&m, long_message, err);
         if (status == SP_OK && *long_message)

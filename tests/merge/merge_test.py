@@ -498,6 +498,60 @@ def case_three():
     check_union("m.h5", ins_ok)
 
 
+def case_prefix():
+    """--prefix INPUT=PREFIX renames an input's regions before the collision
+    check: by path as given or by 1-based position, repeatable; rows, perf
+    groups and the call tree follow the new names."""
+    import shutil
+    src = data("driver/perf.h5")
+    shutil.copy(src, "copy.h5")
+    # The copy's calls come later (a second run of the same code), so that
+    # no two calls of the two inputs coincide exactly.
+    with h5py.File("copy.h5", "r+") as f:
+        offsets = f["rank_region_index/event_offsets"][:]
+        deltas = f["events/start_deltas"]
+        for o in offsets:  # the first start of each row is absolute
+            deltas[int(o)] = deltas[int(o)] + 10**9
+        stats = f["rank_region_index/summary_statistics"][:]
+        stats["start_minimum"] += 10**9
+        stats["end_maximum"] += 10**9
+        f["rank_region_index/summary_statistics"][:] = stats
+    r = merge(src, "copy.h5", "-o", "m.h5", expect=2)
+    check("more than one input" in r.stderr and "--prefix" in r.stderr,
+          "without a prefix: a collision that points at --prefix")
+    merge(src, "copy.h5", "-o", "m.h5", "--quiet", "--prefix", "copy.h5=again:")
+    orig = read_profile(src)
+    m = read_profile("m.h5")
+    check(m["names"] == orig["names"] + ["again:" + n for n in orig["names"]],
+          f"region table: the first input's names, then the prefixed ones: {m['names']}")
+    for (rank, name), row in orig["rows"].items():
+        for new, shift in ((name, 0), ("again:" + name, 10**9)):
+            got = m["rows"].get((rank, new))
+            if check(got is not None, f"row {rank} {new}"):
+                check(np.array_equal(got["starts"], row["starts"] + shift) and
+                      np.array_equal(got["ends"], row["ends"] + shift), f"{rank} {new}: calls exact")
+    call_tree_checks("m.h5")
+    with h5py.File(src, "r") as s, h5py.File("m.h5", "r") as f:
+        for reg in s["rank0/perf_events"]:
+            check(f"rank0/perf_events/again:{reg}/values" in f, f"perf group {reg} renamed")
+            check(f"rank0/perf_events/{reg}/values" in f, f"perf group {reg} kept")
+    if ARGS.scope_check:
+        r = run([ARGS.scope_check, "--quiet", "m.h5"])
+        check(r.returncode == 0, f"scope-check on the renamed file: {r.stdout.strip()}")
+    # By position, both inputs, with the --prefix=... spelling.
+    merge(src, "copy.h5", "-o", "m2.h5", "--quiet", "--prefix", "1=py:", "--prefix=2=f:")
+    m2 = read_profile("m2.h5")
+    check(m2["names"] == ["py:" + n for n in orig["names"]] + ["f:" + n for n in orig["names"]],
+          f"both renamed by position: {m2['names']}")
+    # Usage errors (exit 1, nothing written).
+    for bad in (["--prefix", "3=x:"], ["--prefix", "nope.h5=x:"], ["--prefix", "copy.h5"],
+                ["--prefix", "2="], ["--prefix", "2=a/b"], ["--prefix", "2=x:", "--prefix", "copy.h5=y:"],
+                ["--prefix"]):
+        r = merge(src, "copy.h5", "-o", "bad.h5", *bad, expect=1)
+        check("--help" in r.stderr, f"{bad}: a usage error")
+    check(not os.path.exists("bad.h5"), "no output after a usage error")
+
+
 def write_likwid(path, rank_tags, attrs):
     write_schema3(path, [(0, os.path.basename(path) + ":r", [1], [1], None, None)], {})
     with h5py.File(path, "a") as f:
@@ -551,7 +605,7 @@ def case_likwid():
 CASES = {f"union_{k}": (lambda k=k: case_union(k)) for k in FIXTURES}
 CASES.update(aggregate=case_aggregate, collision=case_collision, refusals=case_refusals,
              ranks=case_ranks, nested=case_nested, stream=case_stream, three=case_three,
-             likwid=case_likwid)
+             likwid=case_likwid, prefix=case_prefix)
 
 
 def main():
