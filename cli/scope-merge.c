@@ -2,8 +2,8 @@
  * scope-merge - merge separately recorded profiles (a Python driver's and
  * the native code's, say) into one result set per rank.
  *
- *   scope-merge IN1 IN2 [IN...] -o OUT [--prefix INPUT=PREFIX]... [--label TEXT]
- *               [--quiet]
+ *   scope-merge IN1 IN2 [IN...] -o OUT [--prefix INPUT=PREFIX]... [--allow-disjoint]
+ *               [--label TEXT] [--quiet]
  *
  * Exit status (cli_common.h, the README's table): 0 merged; 1 usage (an
  * unknown option, no -o, fewer than two inputs); 2 a bad input (unreadable,
@@ -28,10 +28,15 @@ static const char TOOL[] = "scope-merge";
 static void usage(FILE *out) {
     fprintf(out,
             "usage: scope-merge IN1 IN2 [IN...] -o OUT [--prefix INPUT=PREFIX]...\n"
-            "                   [--label TEXT] [--quiet]\n"
+            "                   [--allow-disjoint] [--label TEXT] [--quiet]\n"
             "Merge profiles recorded separately (e.g. a Python driver and native code)\n"
             "into one schema-3 file. Ranks line up by number; a region name present in\n"
-            "more than one input is refused.\n"
+            "more than one input is refused, and so are inputs whose recorded time\n"
+            "spans do not overlap. Metadata: --label, else the first input's label;\n"
+            "mpi_size, num_nodes, omp_num_threads, total_cores the largest; any other\n"
+            "key the first input's that has it; each input's source, source_language\n"
+            "and label are kept as merged_sources, merged_source_languages and\n"
+            "merged_labels (with merged_inputs, one item per input).\n"
             "\n"
             "Options:\n"
             "  -o, --output OUT        the merged file (written to a temporary file and\n"
@@ -39,6 +44,9 @@ static void usage(FILE *out) {
             "  --prefix INPUT=PREFIX   put PREFIX before every region name of INPUT (the\n"
             "                          path as given, or its position 1, 2, ...) before\n"
             "                          the collision check; repeatable, once per input\n"
+            "  --allow-disjoint        merge inputs whose recorded time spans do not\n"
+            "                          overlap (refused by default: they were not\n"
+            "                          recorded together)\n"
             "  --label TEXT            label of the merged run (default: the first\n"
             "                          input's)\n"
             "  -q, --quiet             no progress bar, no summary line\n"
@@ -121,7 +129,7 @@ int main(int argc, char **argv) {
     const char **prefixes = calloc((size_t)argc, sizeof *prefixes);
     size_t spec_count = 0;
     const char *output = NULL, *label = NULL;
-    int quiet = 0;
+    int quiet = 0, allow_disjoint = 0;
     size_t count = 0;
     int rc = CLI_EXIT_OK;
     if (!inputs || !prefix_specs || !prefixes) {
@@ -166,6 +174,8 @@ int main(int argc, char **argv) {
             prefix_specs[spec_count++] = a + 9;
         } else if (strncmp(a, "--label=", 8) == 0) {
             label = a + 8;
+        } else if (strcmp(a, "--allow-disjoint") == 0) {
+            allow_disjoint = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (a[0] == '-' && a[1] != '\0' && strcmp(a, "--") != 0) {
@@ -193,6 +203,7 @@ int main(int argc, char **argv) {
     sp_merge_options_init(&options);
     options.label = label;
     if (spec_count) options.prefixes = prefixes;
+    options.allow_disjoint = allow_disjoint;
     progress_state progress = {.last_percent = -1};
     clock_gettime(CLOCK_MONOTONIC, &progress.started);
     if (!quiet && isatty(STDERR_FILENO)) {

@@ -63,7 +63,7 @@ CASES = {
         3: lambda: [([profile(), "-o", "no-such-dir/out.json"], None), ([profile(), "-o", "-"], FULL)],
     },
     "scope-merge": {
-        0: lambda: [([fixture(), profile(), "-o", "out.h5"], None)],
+        0: lambda: [([fixture(), profile(), "-o", "out.h5", "--allow-disjoint"], None)],
         1: lambda: [(["--bogus", fixture(), profile(), "-o", "out.h5"], None),
                     ([fixture(), profile()], None),
                     ([profile(), "-o", "out.h5"], None),
@@ -71,7 +71,7 @@ CASES = {
         2: lambda: [([fixture(), "missing.h5", "-o", "out.h5"], None),
                     ([fixture(), garbage(), "-o", "out.h5"], None),
                     ([fixture(), profile(), "-o", profile()], None)],
-        3: lambda: [([fixture(), profile(), "-o", "no-such-dir/out.h5"], None)],
+        3: lambda: [([fixture(), profile(), "-o", "no-such-dir/out.h5", "--allow-disjoint"], None)],
     },
 }
 
