@@ -5,7 +5,7 @@
 !>
 !>     use scope_profiler
 !>     integer :: solve
-!>     call sp_setup('run.h5')             ! or no argument: $SCOPE_PROFILER_FILE
+!>     call sp_setup('run.h5')             ! $SCOPE_PROFILER_FILE overrides it
 !>     solve = sp_region('solve')          ! resolve a handle once ...
 !>     do step = 1, n
 !>        call sp_begin(solve)             ! ... and use it in hot loops
@@ -199,7 +199,8 @@ contains
    ! ---- lifecycle ---------------------------------------------------------
 
    !> Start profiling. file_path: the HDF5 file sp_finalize writes; absent or
-   !> blank means $SCOPE_PROFILER_FILE, else "profiling_data.h5" (so the
+   !> blank means "profiling_data.h5"; $SCOPE_PROFILER_FILE overrides it, and
+   !> %r/%j/%p expand to rank, batch job id, process id as in C (so the
    !> result of get_command_argument can be passed as is). label: the run's
    !> label in the metadata; absent or blank means $SCOPE_PROFILER_LABEL or
    !> none. stat: SP_OK, SP_ERR_ALREADY_ACTIVE (the running session is

@@ -13,7 +13,7 @@
  *
  * Typical call sequence:
  *
- *     sp_setup("run.h5");               // or NULL: $SCOPE_PROFILER_FILE
+ *     sp_setup("run.h5");               // $SCOPE_PROFILER_FILE overrides it
  *     int solve = sp_region("solve");   // resolve a handle once ...
  *     for (...) {
  *         sp_begin(solve);              // ... and use it in hot loops
@@ -43,7 +43,7 @@
  * SCOPE_PROFILER_QUIET=1).
  *
  * Environment:
- *   SCOPE_PROFILER_FILE     output path when sp_setup gets NULL
+ *   SCOPE_PROFILER_FILE     output path; overrides sp_setup's (for batch jobs)
  *   SCOPE_PROFILER_DISABLE  "1": every call becomes a no-op, no file is written
  *   SCOPE_PROFILER_QUIET    "1": no report and no diagnostics on stdout/stderr
  *   SCOPE_PROFILER_LABEL    label of the run when the options give none
@@ -128,8 +128,9 @@ typedef enum sp_metadata_detail {
  * that fields added in later versions get their defaults.
  */
 typedef struct sp_options {
-    /** Output path; NULL: $SCOPE_PROFILER_FILE, else "profiling_data.h5".
-     *  The string is copied. */
+    /** Output path; NULL: "profiling_data.h5". $SCOPE_PROFILER_FILE, when
+     *  set and not empty, overrides it, so a batch script can redirect any
+     *  program. %r, %j, %p and %% are expanded (see sp_setup). Copied. */
     const char *file_path;
     /** Label of the run stored as metadata "label"; NULL: $SCOPE_PROFILER_LABEL
      *  or no label. Copied. */
@@ -174,8 +175,15 @@ SP_API void sp_options_init(sp_options *options);
 /**
  * Start profiling with the default options and the given output path.
  *
- * file_path: the HDF5 file sp_finalize writes; NULL means the environment
- * variable SCOPE_PROFILER_FILE, else "profiling_data.h5". The path is copied.
+ * file_path: the HDF5 file sp_finalize writes; NULL means
+ * "profiling_data.h5". The environment variable SCOPE_PROFILER_FILE, when
+ * set and not empty, overrides it (a batch script redirects the output of
+ * any program without rebuilding it). In the path that applies, %r is the
+ * rank (the job's rank under MPI, where one file holds every rank and rank
+ * 0 writes it, so 0; otherwise the launcher's: SLURM_PROCID,
+ * OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, else 0), %j the batch job id
+ * (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, JOB_ID, FLUX_JOB_ID, else "nojob"),
+ * %p the process id and %% a '%'; any other '%' stays. The path is copied.
  * The directory is not checked here; an unwritable path is reported by
  * sp_finalize (SP_ERR_OUTPUT), which then leaves no file behind.
  *

@@ -701,6 +701,43 @@ static void test_source_language(void) {
     }
 }
 
+/* Batch jobs: $SCOPE_PROFILER_FILE overrides the program's path, so a job
+ * script can redirect any build. */
+static void test_file_env_overrides_argument(void) {
+    setenv("SCOPE_PROFILER_FILE", "from_env.h5", 1);
+    setup_quiet("from_argument.h5");
+    sp_region_begin("r");
+    sp_region_end("r");
+    REQUIRE(sp_finalize() == SP_OK);
+    CHECK(access("from_env.h5", F_OK) == 0);
+    CHECK(access("from_argument.h5", F_OK) != 0);
+    /* Set but empty: as if unset, the argument applies. */
+    setenv("SCOPE_PROFILER_FILE", "", 1);
+    setup_quiet("from_argument.h5");
+    REQUIRE(sp_finalize() == SP_OK);
+    CHECK(access("from_argument.h5", F_OK) == 0);
+}
+
+/* %r, %j, %p and %% in the path, from the argument or the environment. */
+static void test_file_patterns(void) {
+    unsetenv("SCOPE_PROFILER_FILE");
+    setenv("SLURM_JOB_ID", "4242", 1);
+    setenv("SLURM_PROCID", "3", 1);
+    setup_quiet("run-%j-%r-%p-%%-%x.h5");
+    REQUIRE(sp_finalize() == SP_OK);
+    char expect[256];
+    snprintf(expect, sizeof expect, "run-4242-3-%ld-%%-%%x.h5", (long)getpid());
+    CHECK(access(expect, F_OK) == 0);
+    /* Outside a batch job: "nojob", rank 0. */
+    unsetenv("SLURM_JOB_ID");
+    unsetenv("SLURM_PROCID");
+    setenv("SCOPE_PROFILER_FILE", "env-%j-%r.h5", 1);
+    setup_quiet(NULL);
+    REQUIRE(sp_finalize() == SP_OK);
+    CHECK(access("env-nojob-0.h5", F_OK) == 0);
+    CHECK_EQ_INT(directory_entries("."), 2);
+}
+
 typedef struct named_test {
     const char *name;
     void (*run)(void);
@@ -729,6 +766,8 @@ static const named_test tests[] = {
     {"invalid_handle_reported", test_invalid_handle_reported},
     {"disable_second_setup", test_disable_second_setup},
     {"source_language", test_source_language},
+    {"file_env_overrides_argument", test_file_env_overrides_argument},
+    {"file_patterns", test_file_patterns},
 };
 
 /* Make `dir` the working directory and empty it (top-level files only:

@@ -19,6 +19,7 @@
 #include "util/error.h"
 #include "format/h5_writer.h"
 #include "job/job.h"
+#include "lifecycle/output_path.h"
 #include "lifecycle/profiler.h"
 #include "format/reader.h"
 #include "analysis/results_internal.h"
@@ -27,7 +28,6 @@
 #include "record/recorder.h"
 #include "record/run.h"
 
-#define DEFAULT_FILE "profiling_data.h5"
 /* Above this many calls in a multi-rank job, the finalize summary reads
  * only the per-row statistics back (a flat table in bounded memory) rather
  * than every event of every rank. */
@@ -102,16 +102,13 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         config.disabled = true;
         return SP_OK;
     }
-    const char *path = options->file_path ? options->file_path
-                                          : env_text("SCOPE_PROFILER_FILE");
     const char *label = options->label ? options->label : env_text("SCOPE_PROFILER_LABEL");
-    config.file_path = spi_strdup(path ? path : DEFAULT_FILE);
     config.label = label ? spi_strdup(label) : NULL;
     const char *language = options->source_language && *options->source_language
                                ? options->source_language
                                : NULL;
     config.source_language = language ? spi_strdup(language) : NULL;
-    if (!config.file_path || (label && !config.label) || (language && !config.source_language)) {
+    if ((label && !config.label) || (language && !config.source_language)) {
         release_config();
         spi_status_remember(SP_ERR_OUT_OF_MEMORY);
         return SP_ERR_OUT_OF_MEMORY;
@@ -127,6 +124,14 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         release_config();
         spi_status_remember(status);
         return status;
+    }
+    /* The path needs the job's rank: resolved once the job is joined. */
+    config.file_path = spi_output_path(options->file_path, spi_job_rank(), spi_job_size());
+    if (!config.file_path) {
+        spi_job_stop();
+        release_config();
+        spi_status_remember(SP_ERR_OUT_OF_MEMORY);
+        return SP_ERR_OUT_OF_MEMORY;
     }
     config.start_time_ns = spi_clock_now_ns();
     /* Counters before the recorder: threads attach their counters as soon
