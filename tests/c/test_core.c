@@ -701,6 +701,25 @@ static void test_source_language(void) {
     }
 }
 
+/* total_cores is the machine's cores, not mpi_size * omp_num_threads (which
+ * said 1 on a 2-core VM). OMP_NUM_THREADS=1 keeps the two apart on any
+ * machine with more than one core. */
+static void test_total_cores(void) {
+    setenv("OMP_NUM_THREADS", "1", 1);
+    sp_options options;
+    sp_options_init(&options);
+    options.write_file = 0;
+    options.quiet = 1;
+    REQUIRE(sp_setup_with_options(&options) == SP_OK);
+    sp_results *results = NULL;
+    REQUIRE(sp_finalize_results(&results) == SP_OK);
+    long key = sp_results_metadata_find(results, "total_cores");
+    int64_t cores = -1;
+    CHECK(key >= 0 && sp_results_metadata_int(results, (size_t)key, &cores) == SP_OK);
+    CHECK_EQ_INT(cores, sysconf(_SC_NPROCESSORS_ONLN));
+    sp_results_close(results);
+}
+
 /* Batch jobs: $SCOPE_PROFILER_FILE overrides the program's path, so a job
  * script can redirect any build. */
 static void test_file_env_overrides_argument(void) {
@@ -768,6 +787,7 @@ static const named_test tests[] = {
     {"source_language", test_source_language},
     {"file_env_overrides_argument", test_file_env_overrides_argument},
     {"file_patterns", test_file_patterns},
+    {"total_cores", test_total_cores},
 };
 
 /* Make `dir` the working directory and empty it (top-level files only:
