@@ -5,6 +5,7 @@
 #   <prefix>/include/scope_profiler*.h, scope_profiler.hpp       public headers
 #   <prefix>/include/scope_profiler/fortran/<Id>-<version>/*.mod Fortran modules
 #   <prefix>/share/scope_profiler/fortran/scope_profiler_stub.f90 the no-op module
+#                                         (+ scope_profiler_status.inc, which it includes)
 #   <prefix>/bin/scope-*                                         tools
 #   <prefix>/lib/cmake/ScopeProfiler/                            find_package()
 #   <prefix>/lib/pkgconfig/scopeprofiler{,-fortran}.pc           pkg-config
@@ -239,6 +240,7 @@ function(_scope_profiler_install)
   if(TARGET scopeprofiler_fortran_stub)
     list(APPEND export_targets scopeprofiler_fortran_stub)
     install(FILES "${PROJECT_SOURCE_DIR}/fortran/scope_profiler_stub.f90"
+      "${PROJECT_SOURCE_DIR}/fortran/scope_profiler_status.inc"
       DESTINATION "${CMAKE_INSTALL_DATADIR}/scope_profiler/fortran"
       COMPONENT development)
   endif()

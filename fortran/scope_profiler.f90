@@ -42,32 +42,7 @@ module scope_profiler
    public :: sp_region, sp_begin, sp_end, sp_region_name
    public :: sp_last_error, sp_clear_error, sp_error_string, sp_status_name
 
-   ! Status codes: the values of SP_STATUS_TABLE in scope_profiler.h, a
-   ! stable contract (never renumbered, only appended). A test compares each
-   ! name here with sp_status_name() of its value, so they cannot drift.
-   integer(c_int), parameter, public :: SP_OK = 0
-   integer(c_int), parameter, public :: SP_ERR_INVALID_ARGUMENT = 1
-   integer(c_int), parameter, public :: SP_ERR_NOT_ACTIVE = 2
-   integer(c_int), parameter, public :: SP_ERR_ALREADY_ACTIVE = 3
-   integer(c_int), parameter, public :: SP_ERR_UNMATCHED_END = 4
-   integer(c_int), parameter, public :: SP_ERR_INVALID_REGION = 5
-   integer(c_int), parameter, public :: SP_ERR_OUT_OF_MEMORY = 6
-   integer(c_int), parameter, public :: SP_ERR_BUFFER_LIMIT = 7
-   integer(c_int), parameter, public :: SP_ERR_OUTPUT = 8
-   integer(c_int), parameter, public :: SP_ERR_HDF5 = 9
-   integer(c_int), parameter, public :: SP_ERR_OPEN_AT_FINALIZE = 10
-   integer(c_int), parameter, public :: SP_ERR_FILE_NOT_FOUND = 11
-   integer(c_int), parameter, public :: SP_ERR_NOT_A_PROFILE = 12
-   integer(c_int), parameter, public :: SP_ERR_SCHEMA_UNSUPPORTED = 13
-   integer(c_int), parameter, public :: SP_ERR_CORRUPT = 14
-   integer(c_int), parameter, public :: SP_ERR_NESTING = 15
-   integer(c_int), parameter, public :: SP_ERR_NO_SUMMARY = 16
-   integer(c_int), parameter, public :: SP_ERR_REGION_COLLISION = 17
-   integer(c_int), parameter, public :: SP_ERR_MPI = 18
-   integer(c_int), parameter, public :: SP_ERR_UNSUPPORTED = 19
-
-   !> The handle value that means "no region" (sp_region's error result).
-   integer(c_int), parameter, public :: SP_INVALID_REGION = -1
+   include 'scope_profiler_status.inc'
 
    ! The raw C entry points. They stay private: they take characters as
    ! assumed-size c_char arrays plus a length, which is an ABI detail the

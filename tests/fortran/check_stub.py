@@ -19,8 +19,16 @@ import sys
 import tempfile
 
 
+def source_text(path):
+    """The file with its `include '...'` lines replaced by the files they
+    name (looked up beside it, as the compiler does)."""
+    def expand(m):
+        return source_text(os.path.join(os.path.dirname(path), m.group(1)))
+    return re.sub(r"^\s*include\s+'([^']+)'\s*$", expand, open(path).read(), flags=re.M)
+
+
 def public_names(path):
-    text = open(path).read()
+    text = source_text(path)
     names = {}
     for m in re.finditer(r"^\s*public\s*::\s*(.+)$", text, re.M):
         for n in m.group(1).split(","):
