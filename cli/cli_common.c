@@ -10,6 +10,16 @@
 
 #include "scope_profiler_results.h"
 
+int cli_exit_code(int status) {
+    switch (status) {
+    case SP_OK: return CLI_EXIT_OK;
+    case SP_ERR_OUT_OF_MEMORY:
+    case SP_ERR_OUTPUT:
+    case SP_ERR_HDF5: return CLI_EXIT_OTHER;
+    default: return CLI_EXIT_FILE;
+    }
+}
+
 int cli_usage_error(const char *tool, const char *format, ...) {
     va_list ap;
     va_start(ap, format);

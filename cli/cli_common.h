@@ -10,14 +10,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Exit codes every tool documents in --help; tools may add their own above
- * these (scope-diff's 4 for a regression). */
+/* Exit codes every tool documents in --help and the README's one table;
+ * tools may add their own above these (scope-diff's 4 for a regression). */
 enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_USAGE = 1,  /* bad arguments */
     CLI_EXIT_FILE = 2,   /* an input that cannot be read, or is invalid */
     CLI_EXIT_OTHER = 3   /* memory, an unwritable output, ... */
 };
+
+/* The exit code for a library status code: CLI_EXIT_OK for SP_OK;
+ * CLI_EXIT_OTHER for failures that are not the input's fault (out of
+ * memory, an output that cannot be created or published, HDF5 errors while
+ * writing); CLI_EXIT_FILE for everything else, which the library reports
+ * about an input (unreadable, invalid, refused). */
+int cli_exit_code(int status);
 
 /* "TOOL: message" and the --help hint on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *tool, const char *format, ...)

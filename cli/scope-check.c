@@ -521,6 +521,15 @@ static void check_file(checker *ck, bool strict) {
     free(threads);
 }
 
+/* "N regions, M calls, K ranks", singular where a count is 1. */
+static const char *sizes(const sp_results *res, uint64_t calls, char *buf, size_t len) {
+    size_t regions = sp_results_region_count(res);
+    unsigned ranks = sp_results_rank_count(res);
+    snprintf(buf, len, "%zu region%s, %llu call%s, %u rank%s", regions, regions == 1 ? "" : "s",
+             (unsigned long long)calls, calls == 1 ? "" : "s", ranks, ranks == 1 ? "" : "s");
+    return buf;
+}
+
 int main(int argc, char **argv) {
     bool quiet = false, strict = false, options_done = false;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
@@ -540,17 +549,13 @@ int main(int argc, char **argv) {
             free(files);
             return 0;
         } else {
-            fprintf(stderr, "scope-check: unknown option '%s'\n"
-                            "Try 'scope-check --help' for more information.\n", arg);
             free(files);
-            return CLI_EXIT_USAGE;
+            return cli_usage_error("scope-check", "unknown option '%s'", arg);
         }
     }
     if (file_count == 0) {
-        fprintf(stderr, "scope-check: no FILE given\nTry 'scope-check --help' for more "
-                        "information.\n");
         free(files);
-        return CLI_EXIT_USAGE;
+        return cli_usage_error("scope-check", "%s", "no FILE given");
     }
     int exit_code = 0;
     for (size_t f = 0; f < file_count; f++) {
@@ -568,19 +573,17 @@ int main(int argc, char **argv) {
         ck.res = res;
         check_file(&ck, strict);
         uint64_t calls = 0;
+        char counts[128];
         for (size_t r = 0; r < sp_results_row_count(res); r++) calls += sp_results_row_calls(res, r);
         if (ck.failed) {
             fprintf(stderr, "scope-check: %s: out of memory; the check is incomplete\n", files[f]);
             exit_code = CLI_EXIT_OTHER;
         } else if (!quiet) {
             if (ck.problems)
-                printf("%s: invalid: %zu problem%s (%zu regions, %llu calls, %u ranks)\n", files[f],
-                       ck.problems, ck.problems == 1 ? "" : "s", sp_results_region_count(res),
-                       (unsigned long long)calls, sp_results_rank_count(res));
+                printf("%s: invalid: %zu problem%s (%s)\n", files[f], ck.problems,
+                       ck.problems == 1 ? "" : "s", sizes(res, calls, counts, sizeof counts));
             else
-                printf("%s: ok (%zu regions, %llu calls, %u ranks)\n", files[f],
-                       sp_results_region_count(res), (unsigned long long)calls,
-                       sp_results_rank_count(res));
+                printf("%s: ok (%s)\n", files[f], sizes(res, calls, counts, sizeof counts));
         }
         if (ck.problems && exit_code != CLI_EXIT_OTHER) exit_code = CLI_EXIT_FILE;
         sp_results_close(res);

@@ -373,8 +373,8 @@ static void print_metadata(FILE *out, const sp_results *res) {
     uint32_t ranks = sp_results_rank_count(res);
     uint64_t calls = 0;
     for (size_t i = 0; i < sp_results_row_count(res); i++) calls += sp_results_row_calls(res, i);
-    fprintf(out, "Ranks:    %u\nRegions:  %zu (%llu calls)\n", ranks,
-            sp_results_region_count(res), (unsigned long long)calls);
+    fprintf(out, "Ranks:    %u\nRegions:  %zu (%llu call%s)\n", ranks,
+            sp_results_region_count(res), (unsigned long long)calls, calls == 1 ? "" : "s");
     size_t n = sp_results_metadata_count(res);
     if (n == 0) return;
     /* Keys sorted so that two files read the same way side by side. */

@@ -2,11 +2,14 @@
  * scope-merge - merge separately recorded profiles (a Python driver's and
  * the native code's, say) into one result set per rank.
  *
- *   scope-merge IN1 IN2 [IN...] -o OUT [--label TEXT] [--quiet]
+ *   scope-merge IN1 IN2 [IN...] -o OUT [--prefix INPUT=PREFIX]... [--allow-disjoint]
+ *               [--label TEXT] [--quiet]
  *
- * Exit status: 0 merged; 2 refused (usage, an unreadable or repeated input,
- * output equal to an input, colliding region names: nothing is written);
- * 1 the merge failed while writing (nothing is left behind either).
+ * Exit status (cli_common.h, the README's table): 0 merged; 1 usage (an
+ * unknown option, no -o, fewer than two inputs); 2 a bad input (unreadable,
+ * repeated, equal to the output, colliding region names); 3 any other
+ * failure (out of memory, an unwritable output). Nothing is written unless
+ * the merge succeeds.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,16 +18,47 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_common.h"
 #include "scope_profiler_merge.h"
 
 #define MESSAGE_BYTES (1u << 20)
 
+static const char TOOL[] = "scope-merge";
+
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: scope-merge IN1 IN2 [IN...] -o OUT [--label TEXT] [--quiet]\n"
+            "usage: scope-merge IN1 IN2 [IN...] -o OUT [--prefix INPUT=PREFIX]...\n"
+            "                   [--allow-disjoint] [--label TEXT] [--quiet]\n"
             "Merge profiles recorded separately (e.g. a Python driver and native code)\n"
             "into one schema-3 file. Ranks line up by number; a region name present in\n"
-            "more than one input is refused. Exit status: 0 ok, 2 refused, 1 failed.\n");
+            "more than one input is refused, and so are inputs whose recorded time\n"
+            "spans do not overlap. Metadata: --label, else the first input's label;\n"
+            "mpi_size, num_nodes, omp_num_threads, total_cores the largest; any other\n"
+            "key the first input's that has it; each input's source, source_language\n"
+            "and label are kept as merged_sources, merged_source_languages and\n"
+            "merged_labels (with merged_inputs, one item per input).\n"
+            "\n"
+            "Options:\n"
+            "  -o, --output OUT        the merged file (written to a temporary file and\n"
+            "                          renamed into place)\n"
+            "  --prefix INPUT=PREFIX   put PREFIX before every region name of INPUT (the\n"
+            "                          path as given, or its position 1, 2, ...) before\n"
+            "                          the collision check; repeatable, once per input\n"
+            "  --allow-disjoint        merge inputs whose recorded time spans do not\n"
+            "                          overlap (refused by default: they were not\n"
+            "                          recorded together)\n"
+            "  --label TEXT            label of the merged run (default: the first\n"
+            "                          input's)\n"
+            "  -q, --quiet             no progress bar, no summary line\n"
+            "  -h, --help              show this help\n"
+            "\n"
+            "Exit status:\n"
+            "  0  merged\n"
+            "  1  usage error (unknown option, no -o OUT, fewer than two inputs)\n"
+            "  2  a bad input (unreadable, repeated, the output itself, colliding\n"
+            "     region names); nothing is written\n"
+            "  3  any other failure (out of memory, OUT not writable); nothing is\n"
+            "     written\n");
 }
 
 typedef struct progress_state {
@@ -55,44 +89,98 @@ static void on_progress(uint64_t done, uint64_t total, void *user) {
     p->last_percent = percent;
 }
 
-static int exit_code(int status) {
-    switch (status) {
-    case SP_OK: return 0;
-    case SP_ERR_OUT_OF_MEMORY:
-    case SP_ERR_OUTPUT:
-    case SP_ERR_HDF5: return 1;
-    default: return 2;
+/* Resolve the --prefix specs against the inputs: INPUT is a path exactly as
+ * given, else a 1-based position. Fills prefixes[count]; returns 0 or
+ * CLI_EXIT_USAGE after a message. */
+static int resolve_prefixes(const char *const *specs, size_t spec_count, const char **inputs,
+                            size_t count, const char **prefixes) {
+    for (size_t s = 0; s < spec_count; s++) {
+        const char *eq = strrchr(specs[s], '=');
+        if (!eq || eq == specs[s] || !eq[1])
+            return cli_usage_error(TOOL, "--prefix needs INPUT=PREFIX, got '%s'", specs[s]);
+        size_t key_len = (size_t)(eq - specs[s]);
+        const char *prefix = eq + 1;
+        if (strchr(prefix, '/'))
+            return cli_usage_error(TOOL, "the prefix '%s' contains '/'", prefix);
+        size_t which = count;
+        for (size_t i = 0; i < count && which == count; i++)
+            if (strlen(inputs[i]) == key_len && strncmp(inputs[i], specs[s], key_len) == 0)
+                which = i;
+        if (which == count) {
+            char *end = NULL;
+            unsigned long position = strtoul(specs[s], &end, 10);
+            if (end == eq && specs[s][0] >= '0' && specs[s][0] <= '9' && position >= 1 &&
+                position <= count)
+                which = position - 1;
+        }
+        if (which == count)
+            return cli_usage_error(TOOL, "--prefix '%.*s' is neither an input nor a position "
+                                   "1-%zu", (int)key_len, specs[s], count);
+        if (prefixes[which])
+            return cli_usage_error(TOOL, "two prefixes for the input %s", inputs[which]);
+        prefixes[which] = prefix;
     }
+    return 0;
 }
 
 int main(int argc, char **argv) {
     const char **inputs = calloc((size_t)argc, sizeof *inputs);
+    const char **prefix_specs = calloc((size_t)argc, sizeof *prefix_specs);
+    const char **prefixes = calloc((size_t)argc, sizeof *prefixes);
+    size_t spec_count = 0;
     const char *output = NULL, *label = NULL;
-    int quiet = 0;
+    int quiet = 0, allow_disjoint = 0;
     size_t count = 0;
-    if (!inputs) return 1;
+    int rc = CLI_EXIT_OK;
+    if (!inputs || !prefix_specs || !prefixes) {
+        fprintf(stderr, "scope-merge: out of memory\n");
+        rc = CLI_EXIT_OTHER;
+        goto done;
+    }
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
-            free(inputs);
-            return 0;
+            goto done;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
-            if (i + 1 >= argc || output) goto bad_usage;
+            if (i + 1 >= argc) {
+                rc = cli_usage_error(TOOL, "option '%s' needs a value", a);
+                goto done;
+            }
+            if (output) {
+                rc = cli_usage_error(TOOL, "%s", "more than one output given");
+                goto done;
+            }
             output = argv[++i];
         } else if (strncmp(a, "--output=", 9) == 0) {
-            if (output) goto bad_usage;
+            if (output) {
+                rc = cli_usage_error(TOOL, "%s", "more than one output given");
+                goto done;
+            }
             output = a + 9;
         } else if (strcmp(a, "--label") == 0) {
-            if (i + 1 >= argc) goto bad_usage;
+            if (i + 1 >= argc) {
+                rc = cli_usage_error(TOOL, "option '%s' needs a value", a);
+                goto done;
+            }
             label = argv[++i];
+        } else if (strcmp(a, "--prefix") == 0) {
+            if (i + 1 >= argc) {
+                rc = cli_usage_error(TOOL, "option '%s' needs a value", a);
+                goto done;
+            }
+            prefix_specs[spec_count++] = argv[++i];
+        } else if (strncmp(a, "--prefix=", 9) == 0) {
+            prefix_specs[spec_count++] = a + 9;
         } else if (strncmp(a, "--label=", 8) == 0) {
             label = a + 8;
+        } else if (strcmp(a, "--allow-disjoint") == 0) {
+            allow_disjoint = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             quiet = 1;
         } else if (a[0] == '-' && a[1] != '\0' && strcmp(a, "--") != 0) {
-            fprintf(stderr, "scope-merge: unknown option %s\n", a);
-            goto bad_usage;
+            rc = cli_usage_error(TOOL, "unknown option '%s'", a);
+            goto done;
         } else if (strcmp(a, "--") == 0) {
             while (++i < argc) inputs[count++] = argv[i];
         } else {
@@ -100,17 +188,22 @@ int main(int argc, char **argv) {
         }
     }
     if (count < 2) {
-        fprintf(stderr, "scope-merge: at least two input profiles are needed (got %zu)\n", count);
-        goto bad_usage;
+        rc = cli_usage_error(TOOL, "at least two input profiles are needed (got %zu)", count);
+        goto done;
     }
     if (!output || !*output) {
-        fprintf(stderr, "scope-merge: no output file given (-o OUT)\n");
-        goto bad_usage;
+        rc = cli_usage_error(TOOL, "%s", "no output file given (-o OUT)");
+        goto done;
     }
+
+    rc = resolve_prefixes(prefix_specs, spec_count, inputs, count, prefixes);
+    if (rc) goto done;
 
     sp_merge_options options;
     sp_merge_options_init(&options);
     options.label = label;
+    if (spec_count) options.prefixes = prefixes;
+    options.allow_disjoint = allow_disjoint;
     progress_state progress = {.last_percent = -1};
     clock_gettime(CLOCK_MONOTONIC, &progress.started);
     if (!quiet && isatty(STDERR_FILENO)) {
@@ -119,8 +212,9 @@ int main(int argc, char **argv) {
     }
     char *message = malloc(MESSAGE_BYTES);
     if (!message) {
-        free(inputs);
-        return 1;
+        fprintf(stderr, "scope-merge: out of memory\n");
+        rc = CLI_EXIT_OTHER;
+        goto done;
     }
     int status = sp_merge_files(inputs, count, output, &options, message, MESSAGE_BYTES);
     if (progress.shown) fputc('\n', stderr);
@@ -130,11 +224,10 @@ int main(int argc, char **argv) {
     else if (!quiet)
         printf("scope-merge: wrote %s from %zu inputs\n", output, count);
     free(message);
+    rc = cli_exit_code(status);
+done:
     free(inputs);
-    return exit_code(status);
-
-bad_usage:
-    usage(stderr);
-    free(inputs);
-    return 2;
+    free(prefix_specs);
+    free(prefixes);
+    return rc;
 }

@@ -4,6 +4,8 @@
 #   <prefix>/lib/libscopeprofiler*, libscopeprofiler_fortran*   libraries
 #   <prefix>/include/scope_profiler*.h, scope_profiler.hpp       public headers
 #   <prefix>/include/scope_profiler/fortran/<Id>-<version>/*.mod Fortran modules
+#   <prefix>/share/scope_profiler/fortran/scope_profiler_stub.f90 the no-op module
+#                                         (+ scope_profiler_status.inc, which it includes)
 #   <prefix>/bin/scope-*                                         tools
 #   <prefix>/lib/cmake/ScopeProfiler/                            find_package()
 #   <prefix>/lib/pkgconfig/scopeprofiler{,-fortran}.pc           pkg-config
@@ -234,6 +236,15 @@ function(_scope_profiler_install)
     list(APPEND export_targets scopeprofiler_fortran)
     list(APPEND built_components Fortran)
   endif()
+  # The no-op Fortran module is a source the consumer compiles: every
+  # installation has it, whatever was built (no component needed).
+  if(TARGET scopeprofiler_fortran_stub)
+    list(APPEND export_targets scopeprofiler_fortran_stub)
+    install(FILES "${PROJECT_SOURCE_DIR}/fortran/scope_profiler_stub.f90"
+      "${PROJECT_SOURCE_DIR}/fortran/scope_profiler_status.inc"
+      DESTINATION "${CMAKE_INSTALL_DATADIR}/scope_profiler/fortran"
+      COMPONENT development)
+  endif()
   get_target_property(lib_type scopeprofiler TYPE)
   if(lib_type STREQUAL "STATIC_LIBRARY")
     set(static ON)
@@ -454,6 +465,8 @@ function(_scope_profiler_install)
 
   if(TARGET scopeprofiler_fortran)
     _scope_profiler_pc_dir(PC_FORTRAN_MODDIR "${SCOPE_PROFILER_INSTALL_FORTRAN_MODDIR}")
+    _scope_profiler_pc_dir(PC_FORTRAN_STUB
+      "${CMAKE_INSTALL_DATADIR}/scope_profiler/fortran/scope_profiler_stub.f90")
     configure_file("${PROJECT_SOURCE_DIR}/cmake/scopeprofiler-fortran.pc.in"
       "${PROJECT_BINARY_DIR}/package/scopeprofiler-fortran.pc.gen" @ONLY)
     file(GENERATE OUTPUT "${PROJECT_BINARY_DIR}/package/scopeprofiler-fortran.pc"

@@ -5,7 +5,7 @@
 !>
 !>     use scope_profiler
 !>     integer :: solve
-!>     call sp_setup('run.h5')             ! or no argument: $SCOPE_PROFILER_FILE
+!>     call sp_setup('run.h5')             ! $SCOPE_PROFILER_FILE overrides it
 !>     solve = sp_region('solve')          ! resolve a handle once ...
 !>     do step = 1, n
 !>        call sp_begin(solve)             ! ... and use it in hot loops
@@ -42,32 +42,7 @@ module scope_profiler
    public :: sp_region, sp_begin, sp_end, sp_region_name
    public :: sp_last_error, sp_clear_error, sp_error_string, sp_status_name
 
-   ! Status codes: the values of SP_STATUS_TABLE in scope_profiler.h, a
-   ! stable contract (never renumbered, only appended). A test compares each
-   ! name here with sp_status_name() of its value, so they cannot drift.
-   integer(c_int), parameter, public :: SP_OK = 0
-   integer(c_int), parameter, public :: SP_ERR_INVALID_ARGUMENT = 1
-   integer(c_int), parameter, public :: SP_ERR_NOT_ACTIVE = 2
-   integer(c_int), parameter, public :: SP_ERR_ALREADY_ACTIVE = 3
-   integer(c_int), parameter, public :: SP_ERR_UNMATCHED_END = 4
-   integer(c_int), parameter, public :: SP_ERR_INVALID_REGION = 5
-   integer(c_int), parameter, public :: SP_ERR_OUT_OF_MEMORY = 6
-   integer(c_int), parameter, public :: SP_ERR_BUFFER_LIMIT = 7
-   integer(c_int), parameter, public :: SP_ERR_OUTPUT = 8
-   integer(c_int), parameter, public :: SP_ERR_HDF5 = 9
-   integer(c_int), parameter, public :: SP_ERR_OPEN_AT_FINALIZE = 10
-   integer(c_int), parameter, public :: SP_ERR_FILE_NOT_FOUND = 11
-   integer(c_int), parameter, public :: SP_ERR_NOT_A_PROFILE = 12
-   integer(c_int), parameter, public :: SP_ERR_SCHEMA_UNSUPPORTED = 13
-   integer(c_int), parameter, public :: SP_ERR_CORRUPT = 14
-   integer(c_int), parameter, public :: SP_ERR_NESTING = 15
-   integer(c_int), parameter, public :: SP_ERR_NO_SUMMARY = 16
-   integer(c_int), parameter, public :: SP_ERR_REGION_COLLISION = 17
-   integer(c_int), parameter, public :: SP_ERR_MPI = 18
-   integer(c_int), parameter, public :: SP_ERR_UNSUPPORTED = 19
-
-   !> The handle value that means "no region" (sp_region's error result).
-   integer(c_int), parameter, public :: SP_INVALID_REGION = -1
+   include 'scope_profiler_status.inc'
 
    ! What a session records (sp_setup's mode=), the values of C's sp_mode:
    ! SP_MODE_AUTO ($SCOPE_PROFILER_MODE, else a trace), SP_MODE_TRACE (every
@@ -208,7 +183,8 @@ contains
    ! ---- lifecycle ---------------------------------------------------------
 
    !> Start profiling. file_path: the HDF5 file sp_finalize writes; absent or
-   !> blank means $SCOPE_PROFILER_FILE, else "profiling_data.h5" (so the
+   !> blank means "profiling_data.h5"; $SCOPE_PROFILER_FILE overrides it, and
+   !> %r/%j/%p expand to rank, batch job id, process id as in C (so the
    !> result of get_command_argument can be passed as is). label: the run's
    !> label in the metadata; absent or blank means $SCOPE_PROFILER_LABEL or
    !> none. mode: SP_MODE_TRACE or SP_MODE_AGGREGATE (per call path, constant
@@ -325,7 +301,9 @@ contains
 
    !> Close the innermost open call of this thread, which must be of `name`.
    !> stat: SP_OK (also when not active), SP_ERR_INVALID_ARGUMENT,
-   !> SP_ERR_UNMATCHED_END (nothing changes) or SP_ERR_BUFFER_LIMIT.
+   !> SP_ERR_NESTING (`name` is open further out, a region begun inside it
+   !> is still open: nothing changes), SP_ERR_UNMATCHED_END (`name` is not
+   !> open: nothing changes) or SP_ERR_BUFFER_LIMIT.
    subroutine sp_region_end(name, stat, errmsg)
       character(len=*), intent(in) :: name
       integer, intent(out), optional :: stat
@@ -343,7 +321,7 @@ contains
          return
       end if
       call deliver('sp_region_end', status, stat, errmsg, &
-                   core_reported=status == SP_ERR_UNMATCHED_END)
+                   core_reported=status == SP_ERR_UNMATCHED_END .or. status == SP_ERR_NESTING)
    end subroutine sp_region_end
 
    ! ---- recording by handle -----------------------------------------------
@@ -358,14 +336,17 @@ contains
    end function sp_region
 
    !> Open a call of the region with handle `region`. An invalid handle
-   !> records nothing and sets sp_last_error to SP_ERR_INVALID_REGION.
+   !> records nothing, prints one line (unless quiet) and sets sp_last_error
+   !> to SP_ERR_INVALID_REGION.
    subroutine sp_begin(region)
       integer(c_int), intent(in) :: region
       call c_sp_begin(region)
    end subroutine sp_begin
 
    !> Close the innermost open call of this thread, which must be of
-   !> `region`; a mismatch changes nothing and sets sp_last_error.
+   !> `region`; a mismatch changes nothing, prints one line (unless quiet)
+   !> and sets sp_last_error (SP_ERR_NESTING, SP_ERR_UNMATCHED_END or
+   !> SP_ERR_INVALID_REGION).
    subroutine sp_end(region)
       integer(c_int), intent(in) :: region
       call c_sp_end(region)

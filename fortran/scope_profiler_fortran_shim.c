@@ -51,6 +51,8 @@ static int setup_from_fortran(int use_comm, int comm, const char *file_path,
     if (label_len && !(label_copy = copy_sized(label, label_len))) goto done;
     options.file_path = path_copy;
     options.label = label_copy;
+    /* A program set up through the Fortran module is a Fortran program. */
+    options.source_language = "fortran";
     /* sp_options documents both strings as copied, so they can go now. */
 #ifdef SCOPE_PROFILER_HAVE_MPI
     status = use_comm ? sp_setup_mpi_f((MPI_Fint)comm, &options) : sp_setup_with_options(&options);

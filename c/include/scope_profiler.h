@@ -13,7 +13,7 @@
  *
  * Typical call sequence:
  *
- *     sp_setup("run.h5");               // or NULL: $SCOPE_PROFILER_FILE
+ *     sp_setup("run.h5");               // $SCOPE_PROFILER_FILE overrides it
  *     int solve = sp_region("solve");   // resolve a handle once ...
  *     for (...) {
  *         sp_begin(solve);              // ... and use it in hot loops
@@ -59,7 +59,7 @@
  * SCOPE_PROFILER_QUIET=1).
  *
  * Environment:
- *   SCOPE_PROFILER_FILE     output path when sp_setup gets NULL
+ *   SCOPE_PROFILER_FILE     output path; overrides sp_setup's (for batch jobs)
  *   SCOPE_PROFILER_DISABLE  "1": every call becomes a no-op, no file is written
  *   SCOPE_PROFILER_QUIET    "1": no report and no diagnostics on stdout/stderr
  *   SCOPE_PROFILER_LABEL    label of the run when the options give none
@@ -179,8 +179,9 @@ typedef enum sp_clock {
  * that fields added in later versions get their defaults.
  */
 typedef struct sp_options {
-    /** Output path; NULL: $SCOPE_PROFILER_FILE, else "profiling_data.h5".
-     *  The string is copied. */
+    /** Output path; NULL: "profiling_data.h5". $SCOPE_PROFILER_FILE, when
+     *  set and not empty, overrides it, so a batch script can redirect any
+     *  program. %r, %j, %p and %% are expanded (see sp_setup). Copied. */
     const char *file_path;
     /** Label of the run stored as metadata "label"; NULL: $SCOPE_PROFILER_LABEL
      *  or no label. Copied. */
@@ -222,6 +223,10 @@ typedef struct sp_options {
      *  fail with SP_ERR_INVALID_ARGUMENT. The clock used is stored in the
      *  metadata ("clock": "tsc" or "monotonic"). */
     sp_clock clock;
+    /** The program's language, stored as metadata "source_language"; NULL
+     *  or "" (default): "c". The Fortran module's sp_setup/sp_setup_mpi pass
+     *  "fortran". Copied. */
+    const char *source_language;
 } sp_options;
 
 /**
@@ -233,8 +238,15 @@ SP_API void sp_options_init(sp_options *options);
 /**
  * Start profiling with the default options and the given output path.
  *
- * file_path: the HDF5 file sp_finalize writes; NULL means the environment
- * variable SCOPE_PROFILER_FILE, else "profiling_data.h5". The path is copied.
+ * file_path: the HDF5 file sp_finalize writes; NULL means
+ * "profiling_data.h5". The environment variable SCOPE_PROFILER_FILE, when
+ * set and not empty, overrides it (a batch script redirects the output of
+ * any program without rebuilding it). In the path that applies, %r is the
+ * rank (the job's rank under MPI, where one file holds every rank and rank
+ * 0 writes it, so 0; otherwise the launcher's: SLURM_PROCID,
+ * OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, else 0), %j the batch job id
+ * (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, JOB_ID, FLUX_JOB_ID, else "nojob"),
+ * %p the process id and %% a '%'; any other '%' stays. The path is copied.
  * A path that can never be written is refused here: an empty path or one
  * ending in '/' or a file name over NAME_MAX bytes (SP_ERR_INVALID_ARGUMENT),
  * an existing path that is not a regular file, such as /dev/null or a FIFO
@@ -323,10 +335,14 @@ SP_API int sp_region_begin(const char *name);
 
 /**
  * Close the innermost open call of the calling thread, which must be a call
- * of `name`. Otherwise nothing changes, a one-line message naming the region
- * goes to stderr and SP_ERR_UNMATCHED_END is returned.
+ * of `name`. Otherwise nothing changes and a one-line message goes to stderr
+ * (unless quiet; at most 10 such lines per session): when `name` is open
+ * further out, SP_ERR_NESTING, naming the region begun inside it that is
+ * still open ("begin a; begin b; end a"); when it is not open at all,
+ * SP_ERR_UNMATCHED_END.
  * Returns SP_OK (also when not active), SP_ERR_INVALID_ARGUMENT,
- * SP_ERR_UNMATCHED_END or SP_ERR_BUFFER_LIMIT (the call was not stored).
+ * SP_ERR_NESTING, SP_ERR_UNMATCHED_END or SP_ERR_BUFFER_LIMIT (the call was
+ * not stored).
  * Thread-safety: as sp_region_begin.
  */
 SP_API int sp_region_end(const char *name);
@@ -360,7 +376,8 @@ SP_API int sp_region_n(const char *name, size_t name_len);
 
 /**
  * Open a call of the region `region` (a handle from sp_region). An invalid
- * handle records nothing and sets sp_last_error to SP_ERR_INVALID_REGION.
+ * handle records nothing, prints one line as an unmatched end does and sets
+ * sp_last_error to SP_ERR_INVALID_REGION.
  * Thread-safety: safe from any thread; lock-free, no allocation after
  * warm-up.
  */
@@ -368,8 +385,9 @@ SP_API void sp_begin(int region);
 
 /**
  * Close the innermost open call of this thread, which must be of `region`.
- * A mismatch changes nothing, prints one line and sets sp_last_error to
- * SP_ERR_UNMATCHED_END. Thread-safety: as sp_begin.
+ * A mismatch changes nothing, prints one line and sets sp_last_error as
+ * sp_region_end returns it (SP_ERR_NESTING or SP_ERR_UNMATCHED_END); an
+ * invalid handle sets SP_ERR_INVALID_REGION. Thread-safety: as sp_begin.
  */
 SP_API void sp_end(int region);
 

@@ -10,11 +10,24 @@
  * schema-3 file, following the reference merge_results (FORMAT.md 5):
  *   - ranks line up by number (rank k of every input is rank k of the
  *     output);
- *   - a region name found in more than one input is refused
- *     (SP_ERR_REGION_COLLISION), because merging would double-count it;
- *   - metadata is a key-by-key union where earlier inputs win; the label is
- *     options->label, else the first input's; the run's sizes (mpi_size,
- *     num_nodes, omp_num_threads, total_cores) are the largest of the inputs;
+ *   - an input's regions can be renamed first with a prefix
+ *     (options->prefixes: "py:" makes "solve" "py:solve");
+ *   - a region name found in more than one input (after the prefixes) is
+ *     refused (SP_ERR_REGION_COLLISION), because merging would double-count
+ *     it;
+ *   - the inputs must belong together: their recorded time spans (first
+ *     call start to last call end) must overlap or nest, else the merge is
+ *     refused (SP_ERR_INVALID_ARGUMENT, naming the inputs and the gap)
+ *     unless options->allow_disjoint;
+ *   - metadata, key by key: "label" is options->label, else the first
+ *     input's (argument order) that has one; the run's sizes (mpi_size,
+ *     num_nodes, omp_num_threads, total_cores) are the largest of the
+ *     inputs (mpi_size at least the highest rank + 1); every other key
+ *     ("source", "source_language", "timestamp", "start_time_ns", ...) is
+ *     the first input's that has it. What each input said about itself is
+ *     kept per input, as string arrays in argument order ("" where an input
+ *     has no such key): "merged_inputs" (the paths as given),
+ *     "merged_sources", "merged_source_languages", "merged_labels";
  *   - call ids are renumbered so they stay unique per rank, and a root call
  *     of a later input that lies inside a call of an earlier one (same
  *     rank, main thread) gets the innermost such call as its parent, so the
@@ -80,9 +93,18 @@ typedef struct sp_merge_options {
     /** Progress reports; NULL: none (default). */
     sp_merge_progress_fn progress;
     void *progress_user;
+    /** 1: merge inputs whose recorded time spans do not overlap (default 0:
+     *  refused with SP_ERR_INVALID_ARGUMENT). */
+    int allow_disjoint;
+    /** NULL (default), or one entry per input: a prefix put before every
+     *  region name of that input (NULL or "" for none) before the collision
+     *  check; its rank<N>/perf_events/<region> groups are renamed alike
+     *  (LIKWID tags and line profiles are copied as they are). A prefix
+     *  must not contain '/'. Read during the call only. */
+    const char *const *prefixes;
 } sp_merge_options;
 
-/** Fill *options with the defaults (no label, no progress). */
+/** Fill *options with the defaults (no label, no progress, no prefixes). */
 SP_API void sp_merge_options_init(sp_merge_options *options);
 
 /**
@@ -103,7 +125,9 @@ SP_API void sp_merge_options_init(sp_merge_options *options);
  *   SP_OK
  *   SP_ERR_INVALID_ARGUMENT   fewer than two inputs, NULL paths, the same
  *                             input twice, output equal to an input, an
- *                             aggregate-layout input
+ *                             aggregate-layout input, a prefix with '/',
+ *                             inputs whose time spans do not overlap (without
+ *                             allow_disjoint)
  *   SP_ERR_REGION_COLLISION   a region name in more than one input
  *   SP_ERR_FILE_NOT_FOUND, SP_ERR_NOT_A_PROFILE, SP_ERR_SCHEMA_UNSUPPORTED,
  *   SP_ERR_CORRUPT            an unreadable input (the reader's message)

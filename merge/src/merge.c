@@ -144,6 +144,30 @@ static int check_paths(const char *const *inputs, size_t count, const char *outp
     return status;
 }
 
+/* Put the input's prefix before each of its region names (--prefix): done
+ * right after opening, so the collision check, the region table and every
+ * message see the new names. */
+static int apply_prefix(spm_input *in, const char *prefix, spi_error *err) {
+    if (!prefix || !*prefix) return SP_OK;
+    if (strchr(prefix, '/'))
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                             "scope-merge: the prefix '%s' for %s contains '/', which region "
+                             "groups (perf_events/<region>) cannot hold",
+                             prefix, in->path);
+    in->prefix = prefix;
+    size_t prefix_len = strlen(prefix);
+    for (size_t k = 0; k < in->prof.name_count; k++) {
+        size_t len = strlen(in->prof.names[k]);
+        char *renamed = spi_malloc(prefix_len + len + 1);
+        if (!renamed) return oom(err);
+        memcpy(renamed, prefix, prefix_len);
+        memcpy(renamed + prefix_len, in->prof.names[k], len + 1);
+        spi_free(in->prof.names[k]);
+        in->prof.names[k] = renamed;
+    }
+    return SP_OK;
+}
+
 typedef struct name_ref {
     const char *name;
     size_t input;
@@ -210,7 +234,7 @@ static int find_collisions(const merge *m, char **message, spi_error *err) {
             snprintf(out, out_bytes,
                      "scope-merge: %zu region name%s appear%s in more than one input; merging "
                      "them would double-count %s. Give the regions distinct names (a "
-                     "'fortran:' prefix, say) before merging:%s",
+                     "'fortran:' prefix, say: scope-merge --prefix INPUT=fortran:):%s",
                      colliding, colliding == 1 ? "" : "s",
                      colliding == 1 ? "s" : "", colliding == 1 ? "it" : "them", text);
             *message = out;
@@ -318,6 +342,30 @@ static const char *const size_keys[] = {"mpi_size", "num_nodes", "omp_num_thread
                                         "total_cores"};
 #define SIZE_KEY_COUNT (sizeof size_keys / sizeof *size_keys)
 
+/* What each input said about itself, kept per input because the union
+ * keeps only one value per key: merged_<key>s[i] is input i's <key>, "" when
+ * it had none (FORMAT.md 1.2: a list is a 1-D string array). */
+static const char *const per_input_keys[][2] = {{"source", "merged_sources"},
+                                                {"source_language", "merged_source_languages"},
+                                                {"label", "merged_labels"}};
+#define PER_INPUT_KEY_COUNT (sizeof per_input_keys / sizeof *per_input_keys)
+
+static int add_per_input_metadata(const merge *m, spi_meta *meta) {
+    const char **items = spi_calloc(m->input_count, sizeof *items);
+    if (!items) return SP_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < m->input_count; i++) items[i] = m->inputs[i].path;
+    int status = spi_meta_set_str_array(meta, "merged_inputs", items, m->input_count);
+    for (size_t k = 0; k < PER_INPUT_KEY_COUNT && status == SP_OK; k++) {
+        for (size_t i = 0; i < m->input_count; i++) {
+            const spi_meta_entry *e = spi_meta_find(&m->inputs[i].prof.metadata, per_input_keys[k][0]);
+            items[i] = e && e->kind == SPI_META_STR ? e->str : "";
+        }
+        status = spi_meta_set_str_array(meta, per_input_keys[k][1], items, m->input_count);
+    }
+    spi_free(items);
+    return status;
+}
+
 static int build_metadata(const merge *m, spi_meta *meta, spi_error *err) {
     int64_t largest[SIZE_KEY_COUNT] = {0};
     for (size_t i = 0; i < m->input_count; i++) {
@@ -337,7 +385,75 @@ static int build_metadata(const merge *m, spi_meta *meta, spi_error *err) {
             return oom(err);
     if (m->options->label && spi_meta_set_str(meta, "label", m->options->label) != SP_OK)
         return oom(err);
+    if (add_per_input_metadata(m, meta) != SP_OK) return oom(err);
     return SP_OK;
+}
+
+/* ---- do the inputs belong together? ------------------------------------------ */
+
+/* A duration for a message: the unit that keeps 1-3 digits before the
+ * point, so "by 3.2 s" and "by 800 ns" both read naturally. */
+static void format_ns(char *buf, size_t len, int64_t ns) {
+    double v = (double)ns;
+    if (ns >= 1000000000) snprintf(buf, len, "%.3f s", v / 1e9);
+    else if (ns >= 1000000) snprintf(buf, len, "%.3f ms", v / 1e6);
+    else if (ns >= 1000) snprintf(buf, len, "%.3f us", v / 1e3);
+    else snprintf(buf, len, "%" PRId64 " ns", ns);
+}
+
+typedef struct input_span {
+    size_t input;
+    int64_t first_start, last_end;
+} input_span;
+
+static int by_first_start(const void *a, const void *b) {
+    const input_span *x = a, *y = b;
+    if (x->first_start != y->first_start) return x->first_start < y->first_start ? -1 : 1;
+    return x->input < y->input ? -1 : (x->input > y->input);
+}
+
+/* Inputs recorded at different times (or on different machines' clocks)
+ * do not make one timeline: their spans - first call start to last call
+ * end, from the rows' statistics, which pass 1 completed for inputs that
+ * stored none - must overlap or nest, so that sorted by start no gap
+ * separates them. The first gap is reported with the inputs on either
+ * side and its size. Inputs without calls have no span and are skipped. */
+static int check_spans(const merge *m, spi_error *err) {
+    input_span *spans = spi_calloc(m->input_count, sizeof *spans);
+    if (!spans) return oom(err);
+    size_t n = 0;
+    for (size_t i = 0; i < m->input_count; i++) {
+        const spi_profile *p = &m->inputs[i].prof;
+        input_span s = {i, INT64_MAX, INT64_MIN};
+        for (size_t r = 0; r < p->row_count; r++) {
+            if (p->rows[r].count == 0) continue;
+            if (p->rows[r].stats.start_minimum < s.first_start) s.first_start = p->rows[r].stats.start_minimum;
+            if (p->rows[r].stats.end_maximum > s.last_end) s.last_end = p->rows[r].stats.end_maximum;
+        }
+        if (s.first_start <= s.last_end) spans[n++] = s;
+    }
+    qsort(spans, n, sizeof *spans, by_first_start);
+    int status = SP_OK;
+    size_t reach = 0; /* the span that ends last so far */
+    for (size_t k = 1; k < n; k++) {
+        if (spans[k].first_start > spans[reach].last_end) {
+            char gap[64], a_len[64], b_len[64];
+            format_ns(gap, sizeof gap, spans[k].first_start - spans[reach].last_end);
+            format_ns(a_len, sizeof a_len, spans[reach].last_end - spans[reach].first_start);
+            format_ns(b_len, sizeof b_len, spans[k].last_end - spans[k].first_start);
+            status = spi_error_set(
+                err, SP_ERR_INVALID_ARGUMENT,
+                "scope-merge: %s (calls over %s) starts %s after %s (calls over %s) ends: "
+                "inputs whose time spans neither overlap nor nest were not recorded together "
+                "and make no one timeline (--allow-disjoint merges them anyway)",
+                m->inputs[spans[k].input].path, b_len, gap, m->inputs[spans[reach].input].path,
+                a_len);
+            break;
+        }
+        if (spans[k].last_end > spans[reach].last_end) reach = k;
+    }
+    spi_free(spans);
+    return status;
 }
 
 /* ---- pass 1: nesting per rank ------------------------------------------------ */
@@ -819,8 +935,11 @@ static int run_merge(const char *const *inputs, size_t count, const char *output
     m.inputs = spi_calloc(count, sizeof *m.inputs);
     if (!m.inputs) return oom(err);
     for (size_t i = 0; i < count; i++) m.inputs[i] = (spm_input){.file = -1};
-    for (size_t i = 0; i < count && status == SP_OK; i++)
+    for (size_t i = 0; i < count && status == SP_OK; i++) {
         status = spm_input_open(&m.inputs[i], inputs[i], i, err);
+        if (status == SP_OK && options->prefixes)
+            status = apply_prefix(&m.inputs[i], options->prefixes[i], err);
+    }
     if (status == SP_OK) {
         status = find_collisions(&m, long_message, err);
         if (status == SP_OK && *long_message)
@@ -842,6 +961,7 @@ static int run_merge(const char *const *inputs, size_t count, const char *output
     }
     for (size_t ri = 0; ri < m.rank_count && status == SP_OK; ri++)
         status = sweep_rank(&m, ri, err);
+    if (status == SP_OK && !options->allow_disjoint) status = check_spans(&m, err);
     if (status == SP_OK) {
         /* Offsets in id order, so earlier-ranked inputs keep smaller ids. */
         for (size_t ri = 0; ri < m.rank_count; ri++) {

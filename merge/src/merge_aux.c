@@ -9,7 +9,8 @@
  * be held in memory. Rules, following merge_results:
  *   - perf_events/<region>: region names are unique across inputs (the
  *     merge refuses collisions), so these only add up; should two inputs
- *     still carry the same one, the later input wins.
+ *     still carry the same one, the later input wins. An input's prefix
+ *     (sp_merge_options.prefixes) renames its groups as its regions.
  *   - likwid: the group attributes and regions/<tag> are a union in which
  *     later inputs overwrite the same (rank, tag); num_regions is recounted.
  *   - line_profile/<i>: records are appended, renumbered 0, 1, 2, ... in
@@ -100,8 +101,10 @@ static int numeric_order(const void *a, const void *b) {
     return strcmp(x, y);
 }
 
+/* prefix: put before each child's name in the output (NULL: none). */
 static int copy_children(const spi_h5r *h, hid_t rank_group, const char *rank_name,
-                         const char *kind, hid_t out, const char *out_path, bool renumber) {
+                         const char *kind, hid_t out, const char *out_path, bool renumber,
+                         const char *prefix) {
     if (spi_h5r_exists(rank_group, kind) <= 0) return SP_OK;
     hid_t group = H5Gopen2(rank_group, kind, H5P_DEFAULT);
     if (group < 0) return copy_failed(out_path, kind, h->err);
@@ -118,7 +121,8 @@ static int copy_children(const spi_h5r *h, hid_t rank_group, const char *rank_na
     for (hsize_t i = 0; i < count && status == SP_OK; i++) {
         int len = renumber ? snprintf(dst, sizeof dst, "%s/%llu", dst_group,
                                       (unsigned long long)next++)
-                           : snprintf(dst, sizeof dst, "%s/%s", dst_group, names[i]);
+                           : snprintf(dst, sizeof dst, "%s/%s%s", dst_group,
+                                      prefix ? prefix : "", names[i]);
         if (len < 0 || (size_t)len >= sizeof dst) {
             status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: name too long in %s", h->path,
                                    dst_group);
@@ -148,7 +152,8 @@ static int copy_likwid(const spi_h5r *h, hid_t rank_group, const char *rank_name
         if (H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attribute, &ctx) < 0 || !ctx.ok)
             status = copy_failed(out_path, dst, h->err);
     }
-    if (status == SP_OK) status = copy_children(h, src, dst, "regions", out, out_path, false);
+    if (status == SP_OK)
+        status = copy_children(h, src, dst, "regions", out, out_path, false, NULL);
     hsize_t regions = 0;
     char regions_path[NAME_BYTES + 16];
     snprintf(regions_path, sizeof regions_path, "%s/regions", dst);
@@ -192,10 +197,12 @@ static int copy_input(spm_input *in, hid_t out, const char *out_path, bool backw
             break;
         }
         if (backwards) {
-            status = copy_children(&h, group, names[i], "perf_events", out, out_path, false);
+            status = copy_children(&h, group, names[i], "perf_events", out, out_path, false,
+                                   in->prefix);
             if (status == SP_OK) status = copy_likwid(&h, group, names[i], out, out_path);
         } else {
-            status = copy_children(&h, group, names[i], "line_profile", out, out_path, true);
+            status = copy_children(&h, group, names[i], "line_profile", out, out_path, true,
+                                   NULL);
         }
         H5Gclose(group);
     }

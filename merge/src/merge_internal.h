@@ -27,6 +27,7 @@ typedef enum spm_col {
 typedef struct spm_input {
     const char *path;
     size_t arg_index;
+    const char *prefix;         /* put before each region name; NULL: none */
     /* metadata, names, threads and rows. Whole inputs (schema 1, .spt)
      * carry their per-call arrays; streamed ones only index data. */
     spi_profile prof;

@@ -61,8 +61,10 @@ with h5py.File(path, "r") as f:
     check(attrs.get("source") == "native", "source=native")
     check(attrs.get("label") == "conformance", "label")
     check(attrs.get("mpi_size") == 1, "mpi_size")
-    check(attrs.get("total_cores") == attrs.get("mpi_size") * attrs.get("omp_num_threads"),
-          "total_cores = mpi_size * omp_num_threads")
+    # The machine's cores (os.cpu_count: online processors), not the run's
+    # threads (mpi_size * omp_num_threads, 1 here).
+    check(attrs.get("total_cores") == os.cpu_count() * attrs.get("num_nodes"),
+          f"total_cores {attrs.get('total_cores')} = the machine's {os.cpu_count()} cores")
     check(attrs.get("SLURM_JOB_ID") == "4242", "SLURM_* variables are kept")
     check("SECRET_TOKEN" not in attrs, "unlisted environment variables are never stored")
     check(list(attrs.get("modules", [])) == ["gcc/12", "hdf5/1.10"], "modules split on ':'")

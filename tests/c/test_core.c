@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -547,6 +548,215 @@ static void test_memory_only(void) {
     CHECK_EQ_INT(sp_finalize_results(NULL), SP_ERR_INVALID_ARGUMENT);
 }
 
+/* stderr into a file while a test provokes diagnostics: the library's
+ * one-line reports are part of its contract. */
+static int stderr_capture_begin(void) {
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO);
+    int fd = open("stderr.txt", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (saved < 0 || fd < 0) {
+        fprintf(stderr, "cannot capture stderr: %s\n", strerror(errno));
+        exit(1);
+    }
+    dup2(fd, STDERR_FILENO);
+    close(fd);
+    return saved;
+}
+
+/* Restore stderr; the captured text (static buffer, NUL-terminated). */
+static const char *stderr_capture_end(int saved) {
+    static char text[8192];
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    FILE *f = fopen("stderr.txt", "r");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) fclose(f);
+    text[n] = '\0';
+    unlink("stderr.txt");
+    return text;
+}
+
+static int count_lines(const char *text) {
+    int lines = 0;
+    for (; *text; text++) lines += *text == '\n';
+    return lines;
+}
+
+/* begin a; begin b; end a: "a" WAS begun, so this is a nesting error that
+ * names the region still open inside it, not an unmatched end. */
+static void test_nesting_error(void) {
+    sp_options options;
+    sp_options_init(&options);
+    options.file_path = "nesting_error.h5";
+    REQUIRE(sp_setup_with_options(&options) == SP_OK);
+    int a = sp_region("a");
+    int saved = stderr_capture_begin();
+    sp_region_begin("a");
+    sp_region_begin("b");
+    int by_name = sp_region_end("a");
+    sp_clear_error();
+    sp_end(a);
+    int by_handle = sp_last_error();
+    const char *err = stderr_capture_end(saved);
+    CHECK_EQ_INT(by_name, SP_ERR_NESTING);
+    CHECK_EQ_INT(by_handle, SP_ERR_NESTING);
+    CHECK_EQ_INT(count_lines(err), 2);
+    CHECK(strstr(err, "end of region \"a\" while \"b\", begun inside it, is still open") != NULL);
+    CHECK(strstr(err, "without a matching begin") == NULL);
+    CHECK(strstr(sp_last_error_message(), "\"b\"") != NULL);
+    /* Nothing changed: b then a close normally, b inside a. */
+    CHECK_EQ_INT(sp_region_end("b"), SP_OK);
+    CHECK_EQ_INT(sp_region_end("a"), SP_OK);
+    /* Quiet: the same status, no line. */
+    sp_finalize();
+    setup_quiet("quiet.h5");
+    saved = stderr_capture_begin();
+    sp_region_begin("a");
+    sp_region_begin("b");
+    CHECK_EQ_INT(sp_region_end("a"), SP_ERR_NESTING);
+    err = stderr_capture_end(saved);
+    CHECK_EQ_INT((int)strlen(err), 0);
+    sp_region_end("b");
+    sp_region_end("a");
+    REQUIRE(sp_finalize() == SP_OK);
+    test_profile p;
+    REQUIRE(test_profile_load(&p, "nesting_error.h5") == 0);
+    CHECK_EQ_INT(test_profile_calls(&p, "a"), 1);
+    CHECK_EQ_INT(test_profile_calls(&p, "b"), 1);
+    check_tree_consistent(&p);
+    for (int64_t i = 0; i < p.call_count; i++)
+        if (p.calls[i].region == test_profile_region(&p, "b"))
+            CHECK(p.calls[i].parent_id >= 0);
+    test_profile_free(&p);
+}
+
+/* An invalid handle is reported as an unmatched end is: one line on
+ * stderr per call (none when quiet), SP_ERR_INVALID_REGION. */
+static void test_invalid_handle_reported(void) {
+    sp_options options;
+    sp_options_init(&options);
+    options.file_path = "invalid_handle.h5";
+    REQUIRE(sp_setup_with_options(&options) == SP_OK);
+    int saved = stderr_capture_begin();
+    sp_begin(1 << 30);
+    int begin_status = sp_last_error();
+    sp_clear_error();
+    sp_end(12345);
+    int end_status = sp_last_error();
+    sp_region_begin("ok");
+    sp_end(-7);
+    const char *err = stderr_capture_end(saved);
+    CHECK_EQ_INT(begin_status, SP_ERR_INVALID_REGION);
+    CHECK_EQ_INT(end_status, SP_ERR_INVALID_REGION);
+    CHECK_EQ_INT(sp_last_error(), SP_ERR_INVALID_REGION);
+    CHECK_EQ_INT(count_lines(err), 3);
+    CHECK(strstr(err, "scope-profiler: invalid region handle 1073741824") != NULL);
+    CHECK(strstr(err, "invalid region handle 12345") != NULL);
+    CHECK(strstr(err, "invalid region handle -7") != NULL);
+    CHECK_EQ_INT(sp_region_end("ok"), SP_OK); /* the stack is undisturbed */
+    REQUIRE(sp_finalize() == SP_OK);
+    setup_quiet("quiet.h5");
+    saved = stderr_capture_begin();
+    sp_begin(1 << 30);
+    sp_end(1 << 30);
+    err = stderr_capture_end(saved);
+    CHECK_EQ_INT((int)strlen(err), 0);
+    CHECK_EQ_INT(sp_last_error(), SP_ERR_INVALID_REGION);
+    REQUIRE(sp_finalize() == SP_OK);
+}
+
+/* SCOPE_PROFILER_DISABLE=1: a second sp_setup is a no-op like every other
+ * call; it does not say that profiling is active. */
+static void test_disable_second_setup(void) {
+    setenv("SCOPE_PROFILER_DISABLE", "1", 1);
+    int saved = stderr_capture_begin();
+    CHECK_EQ_INT(sp_setup("disabled.h5"), SP_OK);
+    sp_clear_error();
+    CHECK_EQ_INT(sp_setup("disabled.h5"), SP_OK);
+    const char *err = stderr_capture_end(saved);
+    CHECK_EQ_INT(sp_last_error(), SP_OK);
+    CHECK_EQ_INT(sp_is_active(), 0);
+    CHECK(strstr(err, "already active") == NULL);
+    CHECK_EQ_INT(sp_finalize(), SP_OK);
+    CHECK(access("disabled.h5", F_OK) != 0);
+}
+
+/* metadata source_language: "c" by default, the option when given. */
+static void test_source_language(void) {
+    const char *expect[] = {"c", "fortran"};
+    for (int i = 0; i < 2; i++) {
+        sp_options options;
+        sp_options_init(&options);
+        options.write_file = 0;
+        options.quiet = 1;
+        options.source_language = i ? "fortran" : NULL;
+        REQUIRE(sp_setup_with_options(&options) == SP_OK);
+        sp_results *results = NULL;
+        REQUIRE(sp_finalize_results(&results) == SP_OK);
+        long key = sp_results_metadata_find(results, "source_language");
+        CHECK(key >= 0 &&
+              strcmp(sp_results_metadata_string(results, (size_t)key), expect[i]) == 0);
+        sp_results_close(results);
+    }
+}
+
+/* total_cores is the machine's cores, not mpi_size * omp_num_threads (which
+ * said 1 on a 2-core VM). OMP_NUM_THREADS=1 keeps the two apart on any
+ * machine with more than one core. */
+static void test_total_cores(void) {
+    setenv("OMP_NUM_THREADS", "1", 1);
+    sp_options options;
+    sp_options_init(&options);
+    options.write_file = 0;
+    options.quiet = 1;
+    REQUIRE(sp_setup_with_options(&options) == SP_OK);
+    sp_results *results = NULL;
+    REQUIRE(sp_finalize_results(&results) == SP_OK);
+    long key = sp_results_metadata_find(results, "total_cores");
+    int64_t cores = -1;
+    CHECK(key >= 0 && sp_results_metadata_int(results, (size_t)key, &cores) == SP_OK);
+    CHECK_EQ_INT(cores, sysconf(_SC_NPROCESSORS_ONLN));
+    sp_results_close(results);
+}
+
+/* Batch jobs: $SCOPE_PROFILER_FILE overrides the program's path, so a job
+ * script can redirect any build. */
+static void test_file_env_overrides_argument(void) {
+    setenv("SCOPE_PROFILER_FILE", "from_env.h5", 1);
+    setup_quiet("from_argument.h5");
+    sp_region_begin("r");
+    sp_region_end("r");
+    REQUIRE(sp_finalize() == SP_OK);
+    CHECK(access("from_env.h5", F_OK) == 0);
+    CHECK(access("from_argument.h5", F_OK) != 0);
+    /* Set but empty: as if unset, the argument applies. */
+    setenv("SCOPE_PROFILER_FILE", "", 1);
+    setup_quiet("from_argument.h5");
+    REQUIRE(sp_finalize() == SP_OK);
+    CHECK(access("from_argument.h5", F_OK) == 0);
+}
+
+/* %r, %j, %p and %% in the path, from the argument or the environment. */
+static void test_file_patterns(void) {
+    unsetenv("SCOPE_PROFILER_FILE");
+    setenv("SLURM_JOB_ID", "4242", 1);
+    setenv("SLURM_PROCID", "3", 1);
+    setup_quiet("run-%j-%r-%p-%%-%x.h5");
+    REQUIRE(sp_finalize() == SP_OK);
+    char expect[256];
+    snprintf(expect, sizeof expect, "run-4242-3-%ld-%%-%%x.h5", (long)getpid());
+    CHECK(access(expect, F_OK) == 0);
+    /* Outside a batch job: "nojob", rank 0. */
+    unsetenv("SLURM_JOB_ID");
+    unsetenv("SLURM_PROCID");
+    setenv("SCOPE_PROFILER_FILE", "env-%j-%r.h5", 1);
+    setup_quiet(NULL);
+    REQUIRE(sp_finalize() == SP_OK);
+    CHECK(access("env-nojob-0.h5", F_OK) == 0);
+    CHECK_EQ_INT(directory_entries("."), 2);
+}
+
 typedef struct named_test {
     const char *name;
     void (*run)(void);
@@ -571,6 +781,13 @@ static const named_test tests[] = {
     {"sized_and_long_names", test_sized_and_long_names},
     {"buffer_limit", test_buffer_limit},
     {"memory_only", test_memory_only},
+    {"nesting_error", test_nesting_error},
+    {"invalid_handle_reported", test_invalid_handle_reported},
+    {"disable_second_setup", test_disable_second_setup},
+    {"source_language", test_source_language},
+    {"file_env_overrides_argument", test_file_env_overrides_argument},
+    {"file_patterns", test_file_patterns},
+    {"total_cores", test_total_cores},
 };
 
 /* Make `dir` the working directory and empty it (top-level files only:

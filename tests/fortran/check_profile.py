@@ -71,6 +71,8 @@ class Profile:
             call_ids = events["call_ids"][()]
             parent_ids = events["parent_ids"][()]
             threads = events["thread_ids"][()] if "thread_ids" in events else None
+            self.metadata = {k: (v.decode() if isinstance(v, bytes) else v)
+                             for k, v in f["metadata"].attrs.items()}
         self.calls = []
         self.rows_per_region = {}
         for region, offset, count in zip(region_ids, offsets, counts):
@@ -204,8 +206,16 @@ def case_errors(stdout, stderr):
     expect_count(p, "inner_b", 1)
     expect_parents(p, "inner_b", "open_a")
     check("never_opened" not in [c.region for c in p.calls], "no call of never_opened")
-    check(len(p.calls) == 3, "calls recorded", len(p.calls), 3)
+    # begin nest_a; begin nest_b; end nest_a is a nesting error that changed
+    # nothing either: nest_b closed inside nest_a.
+    expect_count(p, "nest_a", 1)
+    expect_count(p, "nest_b", 1)
+    expect_parents(p, "nest_b", "nest_a")
+    check(len(p.calls) == 5, "calls recorded", len(p.calls), 5)
     expect_count(p, "after_errors", 1)
+    # The module's sp_setup says what language the program is in.
+    check(p.metadata.get("source_language") == "fortran", "metadata source_language",
+          p.metadata.get("source_language"), "fortran")
     # The calls without stat printed one line each and the program went on;
     # the calls with stat printed nothing from the module.
     lines = stderr.splitlines()
@@ -218,6 +228,15 @@ def case_errors(stdout, stderr):
     unmatched = [l for l in lines if "without a matching begin" in l and "no_stat_end" in l]
     check(len(unmatched) == 1, "the core reported the unmatched end without stat",
           unmatched, "one line")
+    nesting = [l for l in lines if 'end of region "nest_a" while "nest_b", begun inside it, '
+               'is still open' in l]
+    check(len(nesting) == 1, "the core reported the nesting error without stat (once)",
+          nesting, "one line")
+    check(not any("without a matching begin" in l and "nest_a" in l for l in lines),
+          "nest_a is not called unmatched")
+    invalid = [l for l in lines if l.startswith("scope-profiler: invalid region handle")]
+    check(len(invalid) == 2, "the core reported both invalid handles (one line each)",
+          invalid, "two lines")
 
 
 def case_before_setup(stdout, stderr):

@@ -44,6 +44,23 @@ program test_errors
    call sp_region_end('open_a', stat)
    call check_int(stat, SP_OK, 'open_a survived the mismatched end')
 
+   ! begin nest_a; begin nest_b; end nest_a: nest_a was begun, so this is a
+   ! nesting error naming the region still open inside it, not an unmatched
+   ! end; nothing changes. Once with stat (silent), once without (one line).
+   call sp_region_begin('nest_a')
+   call sp_region_begin('nest_b')
+   errmsg = ''
+   call sp_region_end('nest_a', stat, errmsg)
+   call check_int(stat, SP_ERR_NESTING, 'end of the outer region stat')
+   call check(index(errmsg, 'sp_region_end: ') == 1, 'nesting errmsg: '//trim(errmsg))
+   call check(index(errmsg, '"nest_b"') > 0, 'nesting errmsg names the open region: '//trim(errmsg))
+   call check(index(errmsg, 'without a matching begin') == 0, 'not called unmatched: '//trim(errmsg))
+   call sp_region_end('nest_a')
+   call sp_region_end('nest_b', stat)
+   call check_int(stat, SP_OK, 'nest_b closes normally')
+   call sp_region_end('nest_a', stat)
+   call check_int(stat, SP_OK, 'nest_a survived the nesting error')
+
    ! errmsg alone also means "the caller handles it"; a short errmsg is
    ! truncated like any character assignment.
    short_msg = 'x'

@@ -318,12 +318,13 @@ FIXTURES = {
 
 
 def case_union(fixture):
+    # The fixtures were recorded long before native.h5: --allow-disjoint.
     native = make_native("native.h5")
     src = data(FIXTURES[fixture])
-    merge(src, native, "-o", "merged.h5", "--quiet")
+    merge(src, native, "-o", "merged.h5", "--quiet", "--allow-disjoint")
     check_union("merged.h5", [src, native])
     # and with the native input first: same union, native ids then first
-    merge(native, src, "-o", "merged2.h5", "--quiet", "--label", "relabelled")
+    merge(native, src, "-o", "merged2.h5", "--quiet", "--label", "relabelled", "--allow-disjoint")
     check_union("merged2.h5", [native, src], label="relabelled")
     with h5py.File("merged.h5", "r") as f, h5py.File(src, "r") if not src.endswith(".spt") else open(os.devnull) as s:
         if fixture == "driver_perf":
@@ -409,9 +410,9 @@ def case_collision():
 def case_refusals():
     native = make_native("native.h5")
     src = data("compat/schema3.h5")
-    r = merge(native, "-o", "o.h5", expect=2)
-    check("two" in r.stderr and "usage" in r.stderr, "fewer than two inputs: usage")
-    r = merge(native, src, expect=2)
+    r = merge(native, "-o", "o.h5", expect=1)
+    check("two" in r.stderr and "--help" in r.stderr, "fewer than two inputs: usage")
+    r = merge(native, src, expect=1)
     check("-o" in r.stderr, "missing output: usage")
     before = sha(native)
     r = merge(src, native, "-o", native, expect=2)
@@ -433,7 +434,7 @@ def case_refusals():
     r = merge(native, "trunc.spt", "-o", "o.h5", expect=2)
     check("trunc.spt" in r.stderr and "truncated" in r.stderr, "truncated trace named")
     check(not os.path.exists("o.h5"), "never an output on refusal")
-    r = merge(src, native, "-o", "o.h5", "--bogus", expect=2)
+    r = merge(src, native, "-o", "o.h5", "--bogus", expect=1)
     check("unknown option" in r.stderr, "unknown option")
 
 
@@ -507,7 +508,7 @@ def case_nested():
 def case_stream():
     """A big C-core file (several read blocks, compressed) with a driver."""
     make_native("big.h5", outer=70000, inner=2)
-    merge(data("driver/serial.h5"), "big.h5", "-o", "merged.h5", "--quiet")
+    merge(data("driver/serial.h5"), "big.h5", "-o", "merged.h5", "--quiet", "--allow-disjoint")
     check_union("merged.h5", [data("driver/serial.h5"), "big.h5"])
 
 
@@ -519,8 +520,132 @@ def case_three():
     # solve collides between mpi4 and the trace: refused; without it, fine
     r = merge(*ins, "-o", "m.h5", expect=2)
     check("'solve'" in r.stderr, "collision across three inputs")
-    merge(*ins_ok, "-o", "m.h5", "--quiet")
+    merge(*ins_ok, "-o", "m.h5", "--quiet", "--allow-disjoint")
     check_union("m.h5", ins_ok)
+
+
+def case_prefix():
+    """--prefix INPUT=PREFIX renames an input's regions before the collision
+    check: by path as given or by 1-based position, repeatable; rows, perf
+    groups and the call tree follow the new names."""
+    import shutil
+    src = data("driver/perf.h5")
+    shutil.copy(src, "copy.h5")
+    # The copy's calls come later (a second run of the same code), so that
+    # no two calls of the two inputs coincide exactly.
+    with h5py.File("copy.h5", "r+") as f:
+        offsets = f["rank_region_index/event_offsets"][:]
+        deltas = f["events/start_deltas"]
+        for o in offsets:  # the first start of each row is absolute
+            deltas[int(o)] = deltas[int(o)] + 10**9
+        stats = f["rank_region_index/summary_statistics"][:]
+        stats["start_minimum"] += 10**9
+        stats["end_maximum"] += 10**9
+        f["rank_region_index/summary_statistics"][:] = stats
+    r = merge(src, "copy.h5", "-o", "m.h5", expect=2)
+    check("more than one input" in r.stderr and "--prefix" in r.stderr,
+          "without a prefix: a collision that points at --prefix")
+    merge(src, "copy.h5", "-o", "m.h5", "--quiet", "--prefix", "copy.h5=again:", "--allow-disjoint")
+    orig = read_profile(src)
+    m = read_profile("m.h5")
+    check(m["names"] == orig["names"] + ["again:" + n for n in orig["names"]],
+          f"region table: the first input's names, then the prefixed ones: {m['names']}")
+    for (rank, name), row in orig["rows"].items():
+        for new, shift in ((name, 0), ("again:" + name, 10**9)):
+            got = m["rows"].get((rank, new))
+            if check(got is not None, f"row {rank} {new}"):
+                check(np.array_equal(got["starts"], row["starts"] + shift) and
+                      np.array_equal(got["ends"], row["ends"] + shift), f"{rank} {new}: calls exact")
+    call_tree_checks("m.h5")
+    with h5py.File(src, "r") as s, h5py.File("m.h5", "r") as f:
+        for reg in s["rank0/perf_events"]:
+            check(f"rank0/perf_events/again:{reg}/values" in f, f"perf group {reg} renamed")
+            check(f"rank0/perf_events/{reg}/values" in f, f"perf group {reg} kept")
+    if ARGS.scope_check:
+        r = run([ARGS.scope_check, "--quiet", "m.h5"])
+        check(r.returncode == 0, f"scope-check on the renamed file: {r.stdout.strip()}")
+    # By position, both inputs, with the --prefix=... spelling.
+    merge(src, "copy.h5", "-o", "m2.h5", "--quiet", "--prefix", "1=py:", "--prefix=2=f:",
+          "--allow-disjoint")
+    m2 = read_profile("m2.h5")
+    check(m2["names"] == ["py:" + n for n in orig["names"]] + ["f:" + n for n in orig["names"]],
+          f"both renamed by position: {m2['names']}")
+    # Usage errors (exit 1, nothing written).
+    for bad in (["--prefix", "3=x:"], ["--prefix", "nope.h5=x:"], ["--prefix", "copy.h5"],
+                ["--prefix", "2="], ["--prefix", "2=a/b"], ["--prefix", "2=x:", "--prefix", "copy.h5=y:"],
+                ["--prefix"]):
+        r = merge(src, "copy.h5", "-o", "bad.h5", *bad, expect=1)
+        check("--help" in r.stderr, f"{bad}: a usage error")
+    check(not os.path.exists("bad.h5"), "no output after a usage error")
+
+
+def case_spans():
+    """Inputs must belong together: time spans that neither overlap nor nest
+    are refused (exit 2, naming both inputs and the gap), --allow-disjoint
+    merges them anyway."""
+    write_schema3("outer.h5", [(0, "py:main", [1000], [9000], None, None)], {})
+    write_schema3("inner.h5", [(0, "c:kern", [2000, 4000], [500, 500], None, None)],
+                  {"source": "native"})
+    write_schema3("partial.h5", [(0, "c:late", [9500], [2000], None, None)], {"source": "native"})
+    write_schema3("later.h5", [(0, "c:other", [3_001_000_000], [10], None, None)],
+                  {"source": "native"})
+    # nested, and overlapping without nesting: fine
+    merge("outer.h5", "inner.h5", "-o", "nested.h5", "--quiet")
+    merge("outer.h5", "partial.h5", "-o", "partial_m.h5", "--quiet")
+    merge("inner.h5", "partial.h5", "outer.h5", "-o", "chain.h5", "--quiet")
+    # outer ends at 10000, later starts at 3001000000: 3.000990 s apart
+    r = merge("outer.h5", "later.h5", "-o", "refused.h5", expect=2)
+    err = r.stderr
+    check("later.h5" in err and "outer.h5" in err, f"both inputs named: {err!r}")
+    check("3.001 s after" in err, f"the gap is given: {err!r}")
+    check("--allow-disjoint" in err, "the way out is named")
+    check(not os.path.exists("refused.h5"), "nothing written")
+    # a gap anywhere in the union is refused, whatever the argument order
+    r = merge("later.h5", "inner.h5", "outer.h5", "-o", "refused.h5", expect=2)
+    check("later.h5" in r.stderr and "3.001 s after" in r.stderr, "three inputs: the gap found")
+    merge("outer.h5", "later.h5", "-o", "forced.h5", "--quiet", "--allow-disjoint")
+    check_union("forced.h5", ["outer.h5", "later.h5"])
+
+
+def case_metadata():
+    """Which input wins for each metadata key, and each input's own source,
+    source_language and label kept per input."""
+    write_schema3("drv.h5", [(0, "py:main", [0], [1000], None, None)],
+                  {"label": "driver run", "mpi_size": np.int64(2), "timestamp": "t-drv",
+                   "only_drv": "d", "shared": "from drv"})
+    write_schema3("fort.h5", [(0, "f:solve", [100], [100], None, None)],
+                  {"source": "native", "source_language": "fortran", "label": "fortran run",
+                   "mpi_size": np.int64(4), "total_cores": np.int64(8), "timestamp": "t-fort",
+                   "shared": "from fort", "only_fort": "f"})
+    write_schema3("c.h5", [(0, "c:halo", [200], [50], None, None)],
+                  {"source": "native", "source_language": "c", "num_nodes": np.int64(2)})
+    merge("drv.h5", "fort.h5", "c.h5", "-o", "m.h5", "--quiet")
+    merge("drv.h5", "fort.h5", "c.h5", "-o", "m2.h5", "--quiet", "--label", "coupled")
+    with h5py.File("m.h5", "r") as f, h5py.File("m2.h5", "r") as g:
+        meta, meta2 = f["metadata"].attrs, g["metadata"].attrs
+        check(text(meta["label"]) == "driver run", "label: the first input's")
+        check(text(meta2["label"]) == "coupled", "label: --label wins")
+        check(int(meta["mpi_size"]) == 4, "mpi_size: the largest")
+        check(int(meta["total_cores"]) == 8 and int(meta["num_nodes"]) == 2,
+              "total_cores, num_nodes: the largest")
+        check(text(meta["timestamp"]) == "t-drv" and text(meta["shared"]) == "from drv",
+              "other keys: the first input's")
+        check(text(meta["only_fort"]) == "f" and text(meta["only_drv"]) == "d",
+              "keys only one input has are kept")
+        check(text(meta["source"]) == "native" and text(meta["source_language"]) == "fortran",
+              "source/source_language: the first input that has them")
+        def strings(key, m=meta):
+            return [text(x) for x in m[key]]
+        check(strings("merged_inputs") == ["drv.h5", "fort.h5", "c.h5"], "merged_inputs")
+        check(strings("merged_sources") == ["", "native", "native"], "merged_sources")
+        check(strings("merged_source_languages") == ["", "fortran", "c"],
+              "merged_source_languages")
+        check(strings("merged_labels") == ["driver run", "fortran run", ""], "merged_labels")
+        check(strings("merged_labels", meta2) == ["driver run", "fortran run", ""],
+              "merged_labels are the inputs' own, whatever --label says")
+    # our own reader agrees
+    r = run([ARGS.check, "m.h5", "drv.h5", "fort.h5", "c.h5"])
+    check(r.returncode == 0, f"C results API check: {r.stderr.strip()}")
 
 
 def write_likwid(path, rank_tags, attrs):
@@ -576,7 +701,8 @@ def case_likwid():
 CASES = {f"union_{k}": (lambda k=k: case_union(k)) for k in FIXTURES}
 CASES.update(aggregate=case_aggregate, collision=case_collision, refusals=case_refusals,
              ranks=case_ranks, nested=case_nested, stream=case_stream, three=case_three,
-             likwid=case_likwid)
+             likwid=case_likwid, prefix=case_prefix, spans=case_spans,
+             metadata=case_metadata)
 
 
 def main():

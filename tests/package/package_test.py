@@ -14,7 +14,7 @@ Subcommands (see tests/package/CMakeLists.txt for how ctest calls them):
       Install into S, then move S to D (a different, deeper path). S no
       longer exists afterwards, so any reference to it fails loudly.
 
-  consumer --kind c|cxx|fortran|makefile|mpi|pkgconfig_c|pkgconfig_fortran
+  consumer --kind c|cxx|fortran|fortran_stub|makefile|mpi|pkgconfig_c|pkgconfig_fortran
            --prefix P --work W [-- CMAKE_ARGS]
       Configure, build and run consumers/<kind> out of tree against P; the
       written profile must be schema 3 and hold the consumer's regions, and
@@ -24,6 +24,10 @@ Subcommands (see tests/package/CMakeLists.txt for how ctest calls them):
       nothing but the compiler and `pkg-config --cflags --libs` (plus
       --static when P holds a static build), the line a user types, and
       check with ldd that the program needs no liblikwid or liblua.
+      The fortran_stub kind builds consumers/fortran's source unchanged
+      with ScopeProfiler::scopeprofiler_fortran_stub, and again with the
+      stub source pkg-config names: it must run, write no profile and
+      need no libscopeprofiler.
 
   static --source S --work W [-- CMAKE_ARGS]
       Build S with -DBUILD_SHARED_LIBS=OFF, install it, move the tree, and
@@ -274,9 +278,61 @@ def check_profile(path, expected):
     print(f"ok: {path} is schema 3 with {expected}")
 
 
+def check_stub_build(exe, prefix, work):
+    """A program built with the stub module runs, writes no profile and
+    needs no libscopeprofiler (nothing of the profiler is linked)."""
+    profile = os.path.join(work, "stub_consumer.h5")
+    run([exe, profile], cwd=work, env=consumer_env())
+    if os.path.exists(profile):
+        raise Failure(f"{exe}, built with the stub, wrote {profile}")
+    ldd = shutil.which("ldd")
+    if ldd:
+        _, out = run([ldd, exe])
+        if "libscopeprofiler" in out:
+            raise Failure(f"{exe}, built with the stub, needs libscopeprofiler:\n{out}")
+    print(f"ok: {os.path.basename(exe)} runs with the profiler compiled out, links none of it")
+
+
+def cmd_fortran_stub(a):
+    """ScopeProfiler::scopeprofiler_fortran_stub from find_package, and the
+    stub source named by pkg-config, each compiled with the unchanged
+    Fortran consumer."""
+    built, _ = installed_facts(a.prefix, a.libdir)
+    if not a.fortran_compiler:
+        raise Skip("no Fortran compiler")
+    fresh_dir(a.work)
+    build = os.path.join(a.work, "build")
+    run(configure_args(a, os.path.join(CONSUMERS, "fortran_stub"), build))
+    cmd = [a.cmake, "--build", build]
+    if a.config:
+        cmd += ["--config", a.config]
+    run(cmd)
+    exe = find_executable(build, "fortran_stub_consumer")
+    if exe is None:
+        raise Failure(f"fortran_stub_consumer was not built under {build}")
+    check_stub_build(exe, a.prefix, a.work)
+    pkg_config = shutil.which("pkg-config")
+    if "Fortran" not in built or not pkg_config:
+        return
+    env = dict(os.environ)
+    env["PKG_CONFIG_PATH"] = os.path.join(a.prefix, a.libdir, "pkgconfig")
+    _, stub = run([pkg_config, "--variable=fortran_stub", "scopeprofiler-fortran"], env=env)
+    stub = stub.strip()
+    if not os.path.realpath(stub).startswith(os.path.realpath(a.prefix)) or not os.path.isfile(stub):
+        raise Failure(f"pkg-config's fortran_stub {stub!r} is not a file under {a.prefix}")
+    pc_build = os.path.join(a.work, "pkgconfig")
+    os.makedirs(pc_build)
+    exe = os.path.join(pc_build, "stub_consumer")
+    run([a.fortran_compiler, "-Wall", "-Werror", stub,
+         os.path.join(CONSUMERS, "fortran", "main.f90"), "-o", exe], cwd=pc_build)
+    check_stub_build(exe, a.prefix, pc_build)
+
+
 def cmd_consumer(a):
     built, static = installed_facts(a.prefix, a.libdir)
     kind = a.kind
+    if kind == "fortran_stub":
+        return cmd_fortran_stub(a)
     if kind == "cxx" and "CXX" not in built:
         raise Skip("the C++ binding was not built")
     if kind == "fortran":
@@ -634,7 +690,7 @@ def main(argv):
     p.add_argument("--staging")
     p.add_argument("--dest")
     p.add_argument("--work")
-    p.add_argument("--kind", choices=sorted(EXPECTED))
+    p.add_argument("--kind", choices=sorted(EXPECTED) + ["fortran_stub"])
     p.add_argument("--config", default="")
     p.add_argument("--cmake", default="cmake")
     p.add_argument("--make", default="")

@@ -419,8 +419,10 @@ def case_error(kind):
 # ---- scope-check -------------------------------------------------------------
 
 def verdict_line(path, prof):
-    return (f"{path}: ok ({len(prof.regions)} regions, {prof.total_calls} calls, "
-            f"{prof.ranks} ranks)")
+    def n(count, word):  # "1 region", "2 regions"
+        return f"{count} {word}" + ("" if count == 1 else "s")
+    return (f"{path}: ok ({n(len(prof.regions), 'region')}, {n(prof.total_calls, 'call')}, "
+            f"{n(prof.ranks, 'rank')})")
 
 
 def case_check_ok(name):

@@ -20,6 +20,7 @@
 #include "util/error.h"
 #include "format/h5_writer.h"
 #include "job/job.h"
+#include "lifecycle/output_path.h"
 #include "lifecycle/profiler.h"
 #include "format/reader.h"
 #include "analysis/results_internal.h"
@@ -28,7 +29,6 @@
 #include "record/recorder.h"
 #include "record/run.h"
 
-#define DEFAULT_FILE "profiling_data.h5"
 /* Above this many calls in a multi-rank job, the finalize summary reads
  * only the per-row statistics back (a flat table in bounded memory) rather
  * than every event of every rank. */
@@ -39,6 +39,7 @@ typedef struct spi_config {
     bool disabled;            /* SCOPE_PROFILER_DISABLE=1 at setup */
     char *file_path;
     char *label;
+    char *source_language;    /* NULL: "c" */
     sp_metadata_detail detail;
     bool write_file;
     bool quiet;
@@ -104,6 +105,7 @@ SP_API void sp_options_init(sp_options *options) {
 static void release_config(void) {
     spi_free(config.file_path);
     spi_free(config.label);
+    spi_free(config.source_language);
     config = (spi_config){0};
 }
 
@@ -143,7 +145,10 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         (options->write_file != 0 && options->write_file != 1) ||
         (options->quiet != 0 && options->quiet != 1) || (options->likwid != 0 && options->likwid != 1))
         status = SP_ERR_INVALID_ARGUMENT;
-    else if (config.active || config.disabled)
+    else if (config.disabled)
+        return SP_OK; /* SCOPE_PROFILER_DISABLE: a no-op like every other call,
+                       * not a claim that profiling is active */
+    else if (config.active)
         status = SP_ERR_ALREADY_ACTIVE;
     if (status != SP_OK) {
         spi_status_remember(status);
@@ -157,12 +162,13 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         config.disabled = true;
         return SP_OK;
     }
-    const char *path = options->file_path ? options->file_path
-                                          : env_text("SCOPE_PROFILER_FILE");
     const char *label = options->label ? options->label : env_text("SCOPE_PROFILER_LABEL");
-    config.file_path = spi_strdup(path ? path : DEFAULT_FILE);
     config.label = label ? spi_strdup(label) : NULL;
-    if (!config.file_path || (label && !config.label)) {
+    const char *language = options->source_language && *options->source_language
+                               ? options->source_language
+                               : NULL;
+    config.source_language = language ? spi_strdup(language) : NULL;
+    if ((label && !config.label) || (language && !config.source_language)) {
         release_config();
         spi_status_remember(SP_ERR_OUT_OF_MEMORY);
         return SP_ERR_OUT_OF_MEMORY;
@@ -192,6 +198,14 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         release_config();
         spi_status_remember(status);
         return status;
+    }
+    /* The path needs the job's rank: resolved once the job is joined. */
+    config.file_path = spi_output_path(options->file_path, spi_job_rank(), spi_job_size());
+    if (!config.file_path) {
+        spi_job_stop();
+        release_config();
+        spi_status_remember(SP_ERR_OUT_OF_MEMORY);
+        return SP_ERR_OUT_OF_MEMORY;
     }
     config.start_time_ns = spi_clock_now_ns();
     /* Counters before the recorder: threads attach their counters as soon
@@ -303,6 +317,7 @@ static int finalize_session(sp_results **results) {
     if (status != SP_OK) spi_error_set(&err, status, "out of memory while collecting the calls");
 
     spi_meta_context context = {.detail = config.detail, .label = config.label,
+                                .source_language = config.source_language,
                                 .start_time_ns = config.start_time_ns,
                                 .finalize_time_ns = finalize_ns,
                                 .mpi_size = spi_job_size(),

@@ -196,6 +196,17 @@ static int64_t omp_threads_from_environment(void) {
     return threads > 0 ? threads : 1;
 }
 
+/* The cores of the machines the job ran on: this node's online cores times
+ * the number of nodes (the nodes of one job are taken to be alike). Python
+ * writes mpi_size * omp_num_threads here, which is the run's threads, not
+ * the machine's cores (1 on a 2-core VM for a serial run); that number is
+ * still in the file as the product of those two keys. */
+static int64_t machine_cores(const spi_meta_context *context) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t nodes = context->num_nodes > 0 ? context->num_nodes : 1;
+    return (online > 0 ? (int64_t)online : 1) * nodes;
+}
+
 /* The environment variables FORMAT.md 1.2 lists for "full" metadata. */
 static const char *const listed_variables[] = {
     "LD_LIBRARY_PATH", "LOADEDMODULES", "MODULEPATH", "MODULESHOME",
@@ -277,13 +288,16 @@ int spi_meta_collect(spi_meta *meta, const spi_meta_context *context) {
     }
     if (status == SP_OK) status = spi_meta_set_str(meta, "scope_profiler_version", SCOPE_PROFILER_VERSION);
     if (status == SP_OK) status = spi_meta_set_str(meta, "source", "native");
-    if (status == SP_OK) status = spi_meta_set_str(meta, "source_language", "c");
+    if (status == SP_OK) status = spi_meta_set_str(meta, "source_language",
+                                                        context->source_language
+                                                            ? context->source_language
+                                                            : "c");
     if (status == SP_OK && context->clock) status = spi_meta_set_str(meta, "clock", context->clock);
     if (status == SP_OK && context->mode)
         status = spi_meta_set_str(meta, "profile_mode", context->mode);
     if (status == SP_OK) status = spi_meta_set_i64(meta, "omp_num_threads", omp_threads);
     if (status == SP_OK) status = spi_meta_set_i64(meta, "mpi_size", context->mpi_size);
-    if (status == SP_OK) status = spi_meta_set_i64(meta, "total_cores", context->mpi_size * omp_threads);
+    if (status == SP_OK) status = spi_meta_set_i64(meta, "total_cores", machine_cores(context));
     if (status == SP_OK) status = spi_meta_set_i64(meta, "num_nodes", context->num_nodes);
     if (status == SP_OK && context->label && *context->label)
         status = spi_meta_set_str(meta, "label", context->label);

@@ -63,6 +63,7 @@ void spi_meta_free(spi_meta *meta);
 typedef struct spi_meta_context {
     sp_metadata_detail detail;
     const char *label;       /* NULL: none */
+    const char *source_language; /* NULL: "c" */
     int64_t start_time_ns;
     int64_t finalize_time_ns;
     int64_t mpi_size;        /* 1 without MPI */

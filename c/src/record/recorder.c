@@ -357,24 +357,56 @@ static inline int push_call(spi_thread *t, int region) {
     return SP_OK;
 }
 
-static int report_unmatched(const spi_thread *t, int region) {
+/* Counts one report against the shared limit; true when it may be printed
+ * (the last one printed says that further ones are suppressed). */
+static bool may_report(const char **suffix) {
     unsigned reports = atomic_fetch_add(&unmatched_reports, 1);
-    if (reports < UNMATCHED_REPORT_LIMIT) {
-        const spi_region_name *ended = spi_registry_get(region);
-        const spi_region_name *open =
-            t->depth ? spi_registry_get(t->stack[t->depth - 1].region) : NULL;
+    *suffix = reports + 1 == UNMATCHED_REPORT_LIMIT ? "; further such messages suppressed" : "";
+    return reports < UNMATCHED_REPORT_LIMIT;
+}
+
+/* A handle that sp_region never issued, reported like an unmatched end:
+ * one line per call (up to the limit), SP_ERR_INVALID_REGION. */
+static int report_invalid_handle(int region) {
+    const char *suffix;
+    if (may_report(&suffix))
+        spi_diag("invalid region handle %d (not returned by sp_region; %d regions are "
+                 "registered)%s", region, spi_registry_count(), suffix);
+    return SP_ERR_INVALID_REGION;
+}
+
+/* An end that does not close the innermost open call (cold path). Three
+ * cases, each with its own status: a handle that was never issued; a
+ * region that is open further down the stack, so the calls begun inside it
+ * are still open (SP_ERR_NESTING, naming the innermost of them); a region
+ * not open at all (SP_ERR_UNMATCHED_END). The stack is left alone in every
+ * case, so a program that then ends the inner region goes on normally. */
+static int report_bad_end(const spi_thread *t, int region) {
+    const spi_region_name *ended = spi_registry_get(region);
+    if (!ended) return report_invalid_handle(region);
+    bool open_below = false;
+    for (size_t d = t->depth; d-- > 0 && !open_below;) open_below = t->stack[d].region == region;
+    const spi_region_name *open =
+        t->depth ? spi_registry_get(t->stack[t->depth - 1].region) : NULL;
+    const char *suffix;
+    if (open_below) {
+        if (may_report(&suffix))
+            spi_diag("end of region \"%s\" while \"%s\", begun inside it, is still open on "
+                     "this thread (end \"%s\" first)%s",
+                     ended->text, open->text, open->text, suffix);
+        return SP_ERR_NESTING;
+    }
+    if (may_report(&suffix))
         spi_diag("end of region \"%s\" without a matching begin on this thread "
                  "(innermost open region: %s%s%s)%s",
-                 ended ? ended->text : "?", open ? "\"" : "", open ? open->text : "none",
-                 open ? "\"" : "",
-                 reports + 1 == UNMATCHED_REPORT_LIMIT ? "; further such messages suppressed" : "");
-    }
+                 ended->text, open ? "\"" : "", open ? open->text : "none", open ? "\"" : "",
+                 suffix);
     return SP_ERR_UNMATCHED_END;
 }
 
 static inline int pop_call(spi_thread *t, int region, int64_t now_ns) {
     if (__builtin_expect(t->depth == 0 || t->stack[t->depth - 1].region != region, 0))
-        return report_unmatched(t, region);
+        return report_bad_end(t, region);
     const spi_frame *frame = &t->stack[--t->depth];
     /* hooks (counters): after the match check, so their stack pops in step */
     if (__builtin_expect(t->hook_state != NULL, 0)) t->hooks->end(t->hook_state, region);
@@ -579,7 +611,7 @@ SP_API void sp_begin(int region) {
     spi_thread *t = current_thread();
     if (!t) return;
     if (__builtin_expect((unsigned)region >= (unsigned)spi_registry_count(), 0)) {
-        spi_status_remember(SP_ERR_INVALID_REGION);
+        spi_status_remember(report_invalid_handle(region));
         return;
     }
     if (!enter(t)) {

@@ -1,0 +1,88 @@
+/*
+ * output_path.c - see output_path.h.
+ *
+ * Batch jobs are the reason for both rules. A job script often cannot
+ * change the program (the path is compiled in, or set by an input file),
+ * but it can always set the environment: so $SCOPE_PROFILER_FILE wins over
+ * the argument, the way the rest of the SCOPE_PROFILER_* variables switch a
+ * built program's behaviour. And one script runs many times (job arrays,
+ * several launches per job, ranks of a serial code started by srun): so
+ * the path may name the job, the rank and the process, and runs do not
+ * overwrite each other's files.
+ *
+ * %r is the job's rank when the profiler runs over MPI (one file holds
+ * every rank and only rank 0 writes it, so it expands to 0 there);
+ * otherwise the launcher's rank of this process (SLURM_PROCID,
+ * OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK), else 0. %j is the batch
+ * system's job id (SLURM_JOB_ID, PBS_JOBID, LSB_JOBID, JOB_ID, FLUX_JOB_ID),
+ * else "nojob". %p is the process id.
+ */
+#include "lifecycle/output_path.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+
+#define DEFAULT_FILE "profiling_data.h5"
+
+static const char *first_env(const char *const *names) {
+    for (; *names; names++) {
+        const char *value = getenv(*names);
+        if (value && *value) return value;
+    }
+    return NULL;
+}
+
+char *spi_output_path(const char *argument, uint32_t rank, uint32_t job_size) {
+    const char *from_env = getenv("SCOPE_PROFILER_FILE");
+    const char *pattern = from_env && *from_env ? from_env
+                          : argument && *argument ? argument
+                                                  : DEFAULT_FILE;
+    static const char *const rank_vars[] = {"SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK",
+                                            "PMIX_RANK", NULL};
+    static const char *const job_vars[] = {"SLURM_JOB_ID", "PBS_JOBID", "LSB_JOBID", "JOB_ID",
+                                           "FLUX_JOB_ID", NULL};
+    char rank_text[32], pid_text[32];
+    const char *launcher_rank = first_env(rank_vars);
+    if (job_size > 1 || !launcher_rank) snprintf(rank_text, sizeof rank_text, "%u", rank);
+    else snprintf(rank_text, sizeof rank_text, "%s", launcher_rank);
+    snprintf(pid_text, sizeof pid_text, "%ld", (long)getpid());
+    const char *job = first_env(job_vars);
+    if (!job) job = "nojob";
+
+    /* Two passes: measure, then write. */
+    char *out = NULL;
+    size_t len = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        size_t at = 0;
+        for (const char *p = pattern; *p; p++) {
+            const char *piece = NULL;
+            char single[2] = {*p, '\0'};
+            if (*p == '%' && p[1]) {
+                switch (p[1]) {
+                case 'r': piece = rank_text; break;
+                case 'j': piece = job; break;
+                case 'p': piece = pid_text; break;
+                case '%': piece = "%"; break;
+                default: break;
+                }
+                if (piece) p++;
+            }
+            if (!piece) piece = single;
+            size_t n = strlen(piece);
+            if (out) memcpy(out + at, piece, n);
+            at += n;
+        }
+        if (pass == 0) {
+            len = at;
+            out = spi_malloc(len + 1);
+            if (!out) return NULL;
+        } else {
+            out[len] = '\0';
+        }
+    }
+    return out;
+}
