@@ -44,13 +44,6 @@ module scope_profiler
 
    include 'scope_profiler_status.inc'
 
-   ! What a session records (sp_setup's mode=), the values of C's sp_mode:
-   ! SP_MODE_AUTO ($SCOPE_PROFILER_MODE, else a trace), SP_MODE_TRACE (every
-   ! call), SP_MODE_AGGREGATE (per call path: constant memory, see README).
-   integer(c_int), parameter, public :: SP_MODE_AUTO = 0
-   integer(c_int), parameter, public :: SP_MODE_TRACE = 1
-   integer(c_int), parameter, public :: SP_MODE_AGGREGATE = 2
-
    ! The raw C entry points. They stay private: they take characters as
    ! assumed-size c_char arrays plus a length, which is an ABI detail the
    ! friendly wrappers below hide.
@@ -187,16 +180,18 @@ contains
    !> %r/%j/%p expand to rank, batch job id, process id as in C (so the
    !> result of get_command_argument can be passed as is). label: the run's
    !> label in the metadata; absent or blank means $SCOPE_PROFILER_LABEL or
-   !> none. mode: SP_MODE_TRACE or SP_MODE_AGGREGATE (per call path, constant
-   !> memory); absent means SP_MODE_AUTO ($SCOPE_PROFILER_MODE, else a trace).
+   !> none. mode (after stat and errmsg, so positional calls of earlier
+   !> versions keep working; pass it by keyword): SP_MODE_TRACE or
+   !> SP_MODE_AGGREGATE (per call path, constant memory); absent means
+   !> SP_MODE_AUTO ($SCOPE_PROFILER_MODE, else a trace).
    !> stat: SP_OK, SP_ERR_ALREADY_ACTIVE (the running session is unchanged),
    !> SP_ERR_INVALID_ARGUMENT (an unknown mode) or SP_ERR_OUT_OF_MEMORY.
-   subroutine sp_setup(file_path, label, mode, stat, errmsg)
+   subroutine sp_setup(file_path, label, stat, errmsg, mode)
       character(len=*), intent(in), optional :: file_path
       character(len=*), intent(in), optional :: label
-      integer, intent(in), optional :: mode
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
+      integer, intent(in), optional :: mode
       integer(c_int) :: status, c_mode
 
       c_mode = SP_MODE_AUTO
@@ -221,13 +216,13 @@ contains
    !> `use mpi_f08` type(MPI_Comm)). sp_finalize then writes ONE file for all
    !> ranks. stat: as sp_setup, plus SP_ERR_MPI (MPI not initialised) and
    !> SP_ERR_UNSUPPORTED (a library built without MPI). mode: as sp_setup.
-   subroutine sp_setup_mpi_integer(comm, file_path, label, mode, stat, errmsg)
+   subroutine sp_setup_mpi_integer(comm, file_path, label, stat, errmsg, mode)
       integer, intent(in) :: comm
       character(len=*), intent(in), optional :: file_path
       character(len=*), intent(in), optional :: label
-      integer, intent(in), optional :: mode
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
+      integer, intent(in), optional :: mode
       integer(c_int) :: status, c_mode
       integer(c_int) :: c_comm
 

@@ -25,13 +25,13 @@ contains
 
    !> sp_setup over the ranks of `comm` (collective); arguments and stat
    !> values as sp_setup_mpi of module scope_profiler.
-   subroutine sp_setup_mpi_f08(comm, file_path, label, mode, stat, errmsg)
+   subroutine sp_setup_mpi_f08(comm, file_path, label, stat, errmsg, mode)
       type(MPI_Comm), intent(in) :: comm
       character(len=*), intent(in), optional :: file_path
       character(len=*), intent(in), optional :: label
-      integer, intent(in), optional :: mode
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
+      integer, intent(in), optional :: mode
 
       call sp_setup_mpi(comm%MPI_VAL, file_path=file_path, label=label, mode=mode, stat=stat, &
                         errmsg=errmsg)

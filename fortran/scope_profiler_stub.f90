@@ -42,24 +42,26 @@ module scope_profiler
 
 contains
 
-   subroutine sp_setup(file_path, label, stat, errmsg)
+   subroutine sp_setup(file_path, label, stat, errmsg, mode)
       character(len=*), intent(in), optional :: file_path
       character(len=*), intent(in), optional :: label
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
+      integer, intent(in), optional :: mode
       if (present(stat)) stat = SP_OK
-      if (present(file_path) .or. present(label) .or. present(errmsg)) continue
+      if (present(file_path) .or. present(label) .or. present(errmsg) .or. present(mode)) continue
    end subroutine sp_setup
 
-   subroutine sp_setup_mpi_integer(comm, file_path, label, stat, errmsg)
+   subroutine sp_setup_mpi_integer(comm, file_path, label, stat, errmsg, mode)
       integer, intent(in) :: comm
       character(len=*), intent(in), optional :: file_path
       character(len=*), intent(in), optional :: label
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
+      integer, intent(in), optional :: mode
       if (present(stat)) stat = SP_OK
       if (comm < -huge(comm) .or. present(file_path) .or. present(label) .or. &
-          present(errmsg)) continue
+          present(errmsg) .or. present(mode)) continue
    end subroutine sp_setup_mpi_integer
 
    subroutine sp_finalize(stat, errmsg)

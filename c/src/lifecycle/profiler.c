@@ -173,18 +173,6 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         spi_status_remember(SP_ERR_OUT_OF_MEMORY);
         return SP_ERR_OUT_OF_MEMORY;
     }
-    /* A path that can never be published is refused now, not after the
-     * run at finalize, when the data would be lost. */
-    if (options->write_file) {
-        spi_error path_err;
-        spi_error_clear(&path_err);
-        if (spi_output_path_check(config.file_path, &path_err) != SP_OK) {
-            spi_diag("%s", path_err.message);
-            release_config();
-            spi_status_remember(path_err.status);
-            return path_err.status;
-        }
-    }
     config.detail = options->metadata_detail;
     config.write_file = options->write_file != 0;
     config.quiet = options->quiet || env_flag("SCOPE_PROFILER_QUIET");
@@ -199,6 +187,16 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         spi_status_remember(status);
         return status;
     }
+    /* An empty path given by the program is a mistake, not "the default":
+     * refused, unless $SCOPE_PROFILER_FILE decides the path anyway. */
+    const char *env_path = env_text("SCOPE_PROFILER_FILE");
+    if (options->write_file && options->file_path && !options->file_path[0] && !env_path) {
+        spi_diag("the output path is empty");
+        spi_job_stop();
+        release_config();
+        spi_status_remember(SP_ERR_INVALID_ARGUMENT);
+        return SP_ERR_INVALID_ARGUMENT;
+    }
     /* The path needs the job's rank: resolved once the job is joined. */
     config.file_path = spi_output_path(options->file_path, spi_job_rank(), spi_job_size());
     if (!config.file_path) {
@@ -206,6 +204,19 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         release_config();
         spi_status_remember(SP_ERR_OUT_OF_MEMORY);
         return SP_ERR_OUT_OF_MEMORY;
+    }
+    /* A path that can never be published is refused now, not after the
+     * run at finalize, when the data would be lost. */
+    if (options->write_file) {
+        spi_error path_err;
+        spi_error_clear(&path_err);
+        if (spi_output_path_check(config.file_path, &path_err) != SP_OK) {
+            spi_diag("%s", path_err.message);
+            spi_job_stop();
+            release_config();
+            spi_status_remember(path_err.status);
+            return path_err.status;
+        }
     }
     config.start_time_ns = spi_clock_now_ns();
     /* Counters before the recorder: threads attach their counters as soon
