@@ -12,6 +12,7 @@
  * the merge succeeds.
  */
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +124,14 @@ static int resolve_prefixes(const char *const *specs, size_t spec_count, const c
     return 0;
 }
 
+/* SIGINT/SIGTERM/SIGHUP during the merge: the temporary output goes, then
+ * the signal takes its default course (the exit status tells the shell). */
+static void on_fatal_signal(int sig) {
+    sp_remove_partial_outputs();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int main(int argc, char **argv) {
     const char **inputs = calloc((size_t)argc, sizeof *inputs);
     const char **prefix_specs = calloc((size_t)argc, sizeof *prefix_specs);
@@ -216,6 +225,9 @@ int main(int argc, char **argv) {
         rc = CLI_EXIT_OTHER;
         goto done;
     }
+    signal(SIGINT, on_fatal_signal);
+    signal(SIGTERM, on_fatal_signal);
+    signal(SIGHUP, on_fatal_signal);
     int status = sp_merge_files(inputs, count, output, &options, message, MESSAGE_BYTES);
     if (progress.shown) fputc('\n', stderr);
     if (status != SP_OK)

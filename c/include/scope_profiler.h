@@ -236,6 +236,17 @@ typedef struct sp_options {
 SP_API void sp_options_init(sp_options *options);
 
 /**
+ * Remove the temporary files of outputs being written right now (sp_finalize
+ * writing its profile, sp_merge_files its merge): each is written to a
+ * hidden sibling ".<name>.XXXXXX.tmp" and renamed into place only when
+ * complete, so a process killed in the middle leaves that sibling behind.
+ * Call this from a handler of SIGINT/SIGTERM/SIGHUP before the process
+ * dies; the final files and earlier outputs are never touched.
+ * Thread-safety: async-signal-safe (unlink only, no allocation, no lock).
+ */
+SP_API void sp_remove_partial_outputs(void);
+
+/**
  * Start profiling with the default options and the given output path.
  *
  * file_path: the HDF5 file sp_finalize writes; NULL means

@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +71,7 @@ struct spi_writer {
     uint64_t row_events;
     int64_t previous_start;       /* delta base; 0 at a row start */
     int64_t *scratch;             /* SCRATCH_EVENTS */
+    int partial_slot;             /* sp_remove_partial_outputs' slot, -1 none */
 };
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -233,7 +235,37 @@ out:
     return temp;
 }
 
+/* The temporary files of the writers in progress, for
+ * sp_remove_partial_outputs: fixed buffers, so that a signal handler can
+ * walk them without allocating. A writer past the last slot is simply not
+ * listed (its temporary then stays when the process is killed). */
+#define PARTIAL_SLOTS 8
+static char partial_paths[PARTIAL_SLOTS][PATH_MAX];
+static atomic_int partial_used[PARTIAL_SLOTS];
+
+static int partial_register(const char *temp_path) {
+    if (strlen(temp_path) >= PATH_MAX) return -1;
+    for (int i = 0; i < PARTIAL_SLOTS; i++) {
+        int expected = 0;
+        if (!atomic_compare_exchange_strong(&partial_used[i], &expected, 2)) continue;
+        strcpy(partial_paths[i], temp_path);
+        atomic_store(&partial_used[i], 1); /* visible to a handler only now */
+        return i;
+    }
+    return -1;
+}
+
+static void partial_forget(int slot) {
+    if (slot >= 0) atomic_store(&partial_used[slot], 0);
+}
+
+SP_API void sp_remove_partial_outputs(void) {
+    for (int i = 0; i < PARTIAL_SLOTS; i++)
+        if (atomic_load(&partial_used[i]) == 1) unlink(partial_paths[i]);
+}
+
 static void free_writer(spi_writer *w) {
+    partial_forget(w->partial_slot);
     /* the row being streamed owns its copies too (a write failed in it) */
     uint64_t rows = w->rows_written + (w->row_open ? 1 : 0);
     for (uint64_t i = 0; i < rows; i++) {
@@ -295,6 +327,7 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
     if (checked != SP_OK) return checked;
     spi_writer *w = spi_calloc(1, sizeof *w);
     if (!w) return oom(NULL, err);
+    w->partial_slot = -1;
     for (int c = 0; c < SPI_EV_COUNT; c++) w->events[c] = -1;
     w->file = -1;
     w->layout = *layout;
@@ -308,6 +341,7 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
         free_writer(w);
         return err ? err->status : SP_ERR_OUTPUT;
     }
+    w->partial_slot = partial_register(w->temp_path);
     spi_h5_silence(&w->silence);
     *writer = w;
 
