@@ -93,6 +93,20 @@ static void catch_signals(void) {
     signal(SIGHUP, on_fatal_signal);
 }
 
+/* Publishing renames over the target: a device, FIFO, socket or directory
+ * must never be replaced by an export (CI runs as root, and -o /dev/null
+ * once replaced the system's /dev/null). 0, or the exit code after the
+ * message. "-" (standard output) is the way to write to a stream. */
+static int refuse_special_target(const char *tool, const char *path) {
+    struct stat st;
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0;
+    fprintf(stderr,
+            "%s: %s exists and is not a regular file; refusing to replace it (use -o - to "
+            "write to standard output)\n",
+            tool, path);
+    return CLI_EXIT_OTHER;
+}
+
 int cli_output_open(cli_output *o, const char *tool, const char *path) {
     memset(o, 0, sizeof *o);
     o->tool = tool;
@@ -101,6 +115,8 @@ int cli_output_open(cli_output *o, const char *tool, const char *path) {
         o->fp = stdout;
         return 0;
     }
+    int refused = refuse_special_target(tool, path);
+    if (refused) return refused;
     catch_signals();
     int err = make_temporary(o, 0);
     if (err) {
@@ -214,6 +230,10 @@ int cli_output_publish(cli_output *o) {
         if (!err && fsync(fileno(o->fp)) != 0) err = errno;
         if (fclose(o->fp) != 0 && !err) err = errno;
         o->fp = NULL;
+        if (!err && refuse_special_target(o->tool, o->path)) {
+            cli_output_abandon(o); /* appeared while the export ran */
+            return CLI_EXIT_OTHER;
+        }
         if (!err && rename(o->tmp, o->path) != 0) err = errno;
     }
     if (err) {

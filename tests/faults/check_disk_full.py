@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""check_disk_full.py TEST_FAULTS SCOPE_MERGE INPUT WORKDIR: a full file system.
+"""check_disk_full.py TEST_FAULTS SCOPE_MERGE DATA WORKDIR SCOPE_EXPORT: a full
+file system.
 
 Mounts a 256 KiB tmpfs (root only; exit 77 with the reason otherwise),
 then (1) test_faults disk_full records 2M calls into it and must get
@@ -7,7 +8,7 @@ SP_ERR_OUTPUT, keep the previous file and exit normally with its own code
 (HDF5's exit handler once crashed the program with SIGSEGV), and (2)
 scope-merge writing into it must fail with a message naming the output and
 the system's reason, exit with its own non-zero code (never a signal), and
-leave no temporary file.
+leave no temporary file; (3) the same for scope-export (exit 3).
 """
 import os
 import shutil
@@ -15,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-test_faults, merge, data, workdir = sys.argv[1:5]
+test_faults, merge, data, workdir, export = sys.argv[1:6]
 if os.geteuid() != 0:
     print("SKIP: mounting a small file system needs root")
     sys.exit(77)
@@ -60,6 +61,16 @@ try:
     temps = [n for n in os.listdir(mnt) if n.startswith(".") and n.endswith(".tmp")]
     if p.returncode <= 0 or p.returncode >= 128 or out not in p.stderr or temps:
         print(f"FAIL: scope-merge into a full disk: exit {p.returncode}, temporaries {temps}")
+        failures += 1
+    # and scope-export of the big input as a Chrome trace into it
+    out = os.path.join(mnt, "trace.json")
+    p = subprocess.run([export, os.path.join(data, "driver/gzip.h5"), "-o", out],
+                       capture_output=True, text=True, timeout=120)
+    print(p.stdout, p.stderr)
+    temps = [n for n in os.listdir(mnt) if n.startswith(".") and n.endswith(".tmp")]
+    if p.returncode != 3 or out not in p.stderr or "No space left" not in p.stderr or temps \
+            or os.path.exists(out):
+        print(f"FAIL: scope-export into a full disk: exit {p.returncode}, temporaries {temps}")
         failures += 1
 finally:
     subprocess.run(["umount", mnt])
