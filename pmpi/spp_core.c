@@ -140,9 +140,11 @@ int spp_comm_rank(MPI_Comm comm) {
 /* ---- communicator ids ------------------------------------------------- */
 
 /* Handle -> id, assigned in order of first use: processes that use their
- * communicators in the same order (the SPMD case) agree on the ids. A
- * freed communicator's slot keeps its handle with id 0 (never matched),
- * so a handle MPI reuses gets a fresh id. */
+ * communicators in the same order (the SPMD case) agree on the ids. When
+ * a communicator gets its id it also gets an attribute whose delete
+ * callback, run by MPI when the communicator is freed (by whatever call,
+ * recorded or not), clears the slot (id 0, never matched): a handle MPI
+ * reuses for a new communicator then gets a new id. */
 #define COMM_SLOTS 1024
 typedef struct comm_slot {
     _Atomic(uintptr_t) handle;
@@ -150,9 +152,21 @@ typedef struct comm_slot {
 } comm_slot;
 static comm_slot comm_table[COMM_SLOTS];
 static int comm_next = 1;
+static int comm_keyval = MPI_KEYVAL_INVALID;
 static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t hash_pointer(uintptr_t p) { return (size_t)((p >> 3) * 0x9E3779B97F4A7C15ull >> 40); }
+
+static int on_comm_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
+    (void)keyval;
+    (void)value;
+    (void)extra;
+    uintptr_t key = (uintptr_t)comm;
+    for (size_t i = 0; i < COMM_SLOTS; i++)
+        if (atomic_load_explicit(&comm_table[i].handle, memory_order_relaxed) == key)
+            atomic_store_explicit(&comm_table[i].id, 0, memory_order_relaxed);
+    return MPI_SUCCESS;
+}
 
 int32_t spp_comm_id(MPI_Comm comm) {
     if (comm == MPI_COMM_WORLD) return SPP_COMM_WORLD;
@@ -166,9 +180,14 @@ int32_t spp_comm_id(MPI_Comm comm) {
         int id = atomic_load_explicit(&comm_table[i].id, memory_order_relaxed);
         if (h == key && id > 0) return id;
     }
-    /* First use: insert under the lock (another thread may have won). */
+    /* First use: insert under the lock (another thread may have won). A
+     * slot whose communicator was freed is reused. */
     int32_t id = SPP_COMM_OTHER;
     pthread_mutex_lock(&table_lock);
+    if (comm_keyval == MPI_KEYVAL_INVALID &&
+        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &comm_keyval, NULL) !=
+            MPI_SUCCESS)
+        comm_keyval = MPI_KEYVAL_INVALID;
     i = hash_pointer(key) % COMM_SLOTS;
     for (size_t n = 0; n < COMM_SLOTS; n++, i = (i + 1) % COMM_SLOTS) {
         uintptr_t h = atomic_load_explicit(&comm_table[i].handle, memory_order_relaxed);
@@ -177,22 +196,16 @@ int32_t spp_comm_id(MPI_Comm comm) {
             id = old;
             break;
         }
-        if (h == 0) {
+        if (h == 0 || h == key) {
             id = comm_next++;
             atomic_store_explicit(&comm_table[i].id, id, memory_order_relaxed);
             atomic_store_explicit(&comm_table[i].handle, key, memory_order_release);
+            if (comm_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_set_attr(comm, comm_keyval, NULL);
             break;
         }
     }
     pthread_mutex_unlock(&table_lock);
     return id;
-}
-
-void spp_comm_forget(int32_t id) {
-    if (id <= 0) return;
-    for (size_t i = 0; i < COMM_SLOTS; i++)
-        if (atomic_load_explicit(&comm_table[i].id, memory_order_relaxed) == id)
-            atomic_store_explicit(&comm_table[i].id, 0, memory_order_relaxed);
 }
 
 /* ---- requests ------------------------------------------------------------ */

@@ -56,8 +56,6 @@ int spp_comm_size(MPI_Comm comm);
 int spp_comm_rank(MPI_Comm comm);
 /* The stable id of comm for names (SPP_COMM_* or 1, 2, ...). */
 int32_t spp_comm_id(MPI_Comm comm);
-/* The communicator with this id was freed: the id is released. */
-void spp_comm_forget(int32_t id);
 
 /* The request table: which operation created a request (nonblocking
  * calls), looked up by the waits. Best effort: a lost entry names the

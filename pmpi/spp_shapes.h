@@ -359,15 +359,15 @@ static inline spp_key spp_key_sendrecv(int op, int64_t scount, MPI_Datatype styp
 #define SPP_FK_COMM_CREATE SPP_FK_COMM_SPLIT
 #define SPP_FPOST_COMM_CREATE SPP_NOPOST
 
-/* The freed communicator's id is released when the free succeeded (a
- * handle MPI later reuses then gets a new id). */
+/* The freed communicator's id is released by MPI's attribute delete
+ * callback (spp_core.c), recorded or not. */
 #define SPP_CP_COMM_FREE MPI_Comm *comm
 #define SPP_CA_COMM_FREE comm
 #define SPP_CK_COMM_FREE(op) spp_key_coll(op, 0, SPP_NONE, *comm)
-#define SPP_CPOST_COMM_FREE(op) if (rc_ == MPI_SUCCESS) spp_comm_forget(key_.comm)
+#define SPP_CPOST_COMM_FREE SPP_NOPOST
 #define SPP_FP_COMM_FREE MPI_Fint *comm, MPI_Fint *ierr
 #define SPP_FA_COMM_FREE comm, ierr
 #define SPP_FK_COMM_FREE(op) spp_key_coll(op, 0, SPP_NONE, SPP_C(comm))
-#define SPP_FPOST_COMM_FREE(op) if (SPP_C(comm) == MPI_COMM_NULL) spp_comm_forget(key_.comm)
+#define SPP_FPOST_COMM_FREE SPP_NOPOST
 
 #endif /* SPP_SHAPES_H */
