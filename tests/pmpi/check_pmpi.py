@@ -29,6 +29,7 @@ ap.add_argument("--mode", required=True, choices=["plan", "filter", "off", "inva
 ap.add_argument("--program", required=True)
 ap.add_argument("--preload", help="the library to LD_PRELOAD (else the program links it)")
 ap.add_argument("--workdir", required=True)
+ap.add_argument("--inspect", help="scope-inspect: check its --json MPI section too")
 args = ap.parse_args()
 
 shutil.rmtree(args.workdir, ignore_errors=True)
@@ -185,6 +186,32 @@ for rank in range(args.ranks):
     want_bytes = sum(v * max(int(dict(k).get("bytes", 0)), 0) for k, v in want.items())
     check(total_bytes[rank] == want_bytes,
           f"rank {rank}: byte sum {total_bytes[rank]} == {want_bytes}")
+
+if args.inspect:
+    import json
+    js = subprocess.run([args.inspect, "--json", out], capture_output=True, text=True)
+    check(js.returncode == 0, f"scope-inspect --json: {js.stderr.strip()}")
+    doc = json.loads(js.stdout) if js.returncode == 0 else {}
+    ops = {(o["op"], o["kind"]): o for o in doc.get("mpi", {}).get("operations", [])}
+    want_calls, want_bytes = {}, {}
+    for rank in range(args.ranks):
+        for k, v in expected(rank, args.ranks, args.mode).items():
+            d = dict(k)
+            key = (d["op"], d["kind"])
+            want_calls[key] = want_calls.get(key, 0) + v
+            b = int(d.get("bytes", 0))
+            want_bytes[key] = want_bytes.get(key, 0) + (v * b if b >= 0 else 0)
+    got_calls = {k: o["calls"] for k, o in ops.items()}
+    got_bytes = {k: o["bytes"] for k, o in ops.items()}
+    check(got_calls == want_calls, f"inspect calls by op {got_calls} == {want_calls}")
+    check(got_bytes == want_bytes, f"inspect bytes by op {got_bytes} == {want_bytes}")
+    for o in ops.values():
+        check(o["rank_min_duration"] <= o["rank_avg_duration"] <= o["rank_max_duration"],
+              f"{o['op']}: rank min <= avg <= max")
+    ranks = doc.get("mpi", {}).get("ranks", [])
+    check([r["rank"] for r in ranks] == list(range(args.ranks)), "one MPI entry per rank")
+    text = subprocess.run([args.inspect, out], capture_output=True, text=True).stdout
+    check("\nMPI (" in text and "all MPI" in text, "scope-inspect prints the MPI table")
 
 print(f"{len(failures)} failed" if failures else "pmpi: all checks passed")
 sys.exit(1 if failures else 0)
