@@ -8,7 +8,8 @@ exact call counts and bytes of the program's plan (pmpi_app.c).
 Modes: plan (every region of the plan), filter (SCOPE_PROFILER_MPI_FILTER
 keeps only allreduce and barrier), off (SCOPE_PROFILER_MPI=off: no session,
 no file), invalid (invalid datatype/communicator: the program checks the
-return codes itself; the file holds the calls with bytes=-1 / comm=null).
+return codes itself; the file holds the calls with bytes=-1 / comm=null),
+abort (MPI_Abort on one rank still ends the whole job, with an error).
 """
 import argparse
 import os
@@ -25,7 +26,7 @@ except ImportError as exc:
 ap = argparse.ArgumentParser()
 ap.add_argument("--mpiexec", required=True)
 ap.add_argument("--ranks", type=int, required=True)
-ap.add_argument("--mode", required=True, choices=["plan", "filter", "off", "invalid"])
+ap.add_argument("--mode", required=True, choices=["plan", "filter", "off", "invalid", "abort"])
 ap.add_argument("--program", required=True)
 ap.add_argument("--preload", help="the library to LD_PRELOAD (else the program links it)")
 ap.add_argument("--workdir", required=True)
@@ -58,8 +59,13 @@ if args.preload:
                           capture_output=True, text=True).stdout.strip()
     env["LD_PRELOAD"] = ":".join(p for p in (asan, args.preload) if p)
     cmd += ["-x", "LD_PRELOAD"]
-cmd += [args.program, "invalid" if args.mode == "invalid" else "plan"]
-run = subprocess.run(cmd, cwd=args.workdir, env=env, capture_output=True, text=True, timeout=150)
+cmd += [args.program, args.mode if args.mode in ("invalid", "abort") else "plan"]
+try:
+    run = subprocess.run(cmd, cwd=args.workdir, env=env, capture_output=True, text=True,
+                         timeout=150)
+except subprocess.TimeoutExpired:
+    print("FAIL: the job did not end in 150 s")
+    sys.exit(1)
 print(run.stdout)
 print(run.stderr, file=sys.stderr)
 failures = []
@@ -142,6 +148,10 @@ def expected(rank, n, mode):
     return e
 
 
+if args.mode == "abort":
+    check(run.returncode != 0, f"MPI_Abort ends the job with an error, got {run.returncode}")
+    print(f"{len(failures)} failed" if failures else "pmpi: all checks passed")
+    sys.exit(1 if failures else 0)
 check(run.returncode == 0, f"mpirun exit code {run.returncode}")
 if args.mode == "off":
     check(not os.path.exists(out), "SCOPE_PROFILER_MPI=off: no session, no file")

@@ -4,8 +4,10 @@
  * only by libscopeprofiler_pmpi (linked or preloaded). pmpi_app_f.F90 makes
  * the same calls from Fortran.
  *
- * usage: pmpi_app [plan|invalid]
+ * usage: pmpi_app [plan|invalid|abort]
  *   plan     the call plan (see check_pmpi.py's expected())
+ *   abort    a few recorded calls, then MPI_Abort(MPI_COMM_WORLD, 5) on
+ *            the last rank: the job must end (not hang) with an error
  *   invalid  invalid datatype and communicator with MPI_ERRORS_RETURN: the
  *            wrappers must return exactly what PMPI returns (exit 3 if not)
  */
@@ -107,10 +109,18 @@ int main(int argc, char **argv) {
     int r = 0, n = 1, status = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &r);
     MPI_Comm_size(MPI_COMM_WORLD, &n);
-    if (!strcmp(mode, "invalid"))
+    if (!strcmp(mode, "invalid")) {
         status = invalid_args();
-    else
+    } else if (!strcmp(mode, "abort")) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (r == n - 1) MPI_Abort(MPI_COMM_WORLD, 5);
+        /* The other ranks wait in a call the abort must end. */
+        int x = 0;
+        MPI_Recv(&x, 1, MPI_INT, n - 1, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+    else {
         plan(r, n);
+    }
     MPI_Finalize();
     return status;
 }
