@@ -57,8 +57,8 @@ if args.preload:
     # Under ASan the sanitizer runtime must come first in the preload list.
     asan = subprocess.run(["sh", "-c", f"ldd {args.program} | awk '/libasan/ {{print $3}}'"],
                           capture_output=True, text=True).stdout.strip()
-    env["LD_PRELOAD"] = ":".join(p for p in (asan, args.preload) if p)
-    cmd += ["-x", "LD_PRELOAD"]
+    # -x NAME=value: the ranks get it, mpirun itself is not preloaded.
+    cmd += ["-x", "LD_PRELOAD=" + ":".join(p for p in (asan, args.preload) if p)]
 cmd += [args.program, args.mode if args.mode in ("invalid", "abort") else "plan"]
 try:
     run = subprocess.run(cmd, cwd=args.workdir, env=env, capture_output=True, text=True,

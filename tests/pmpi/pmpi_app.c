@@ -49,7 +49,7 @@ static void plan(int r, int n) {
     MPI_Request req[2];
     int *counts = malloc((size_t)n * sizeof *counts), *displs = malloc((size_t)n * sizeof *displs);
     int *ones = malloc((size_t)n * sizeof *ones), *ones_displs = malloc((size_t)n * sizeof *ones);
-    int *big = calloc((size_t)(n * (n + 1) / 2 + n), sizeof *big);
+    int *big = calloc((size_t)(3 * n + n * (n + 1) / 2), sizeof *big); /* scatter: 3n */
     for (int i = 0; i < n; i++) {
         counts[i] = i + 1;
         displs[i] = i * (i + 1) / 2;

@@ -33,7 +33,7 @@ program pmpi_app_f
    d = 0
    d2 = 0
    text = 'fifteen chars..'
-   allocate(counts(n), displs(n), ones(n), ones_displs(n), big(n * (n + 1) / 2 + n))
+   allocate(counts(n), displs(n), ones(n), ones_displs(n), big(3 * n + n * (n + 1) / 2))
    big = 0
    do i = 1, n
       counts(i) = i
