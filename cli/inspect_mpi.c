@@ -43,13 +43,6 @@ typedef struct mpi_table {
     bool *rank_present;
 } mpi_table;
 
-static bool rank_selected(inspect_ranks selected, uint32_t rank) {
-    if (selected.count == 0) return true;
-    for (size_t i = 0; i < selected.count; i++)
-        if (selected.ranks[i] == rank) return true;
-    return false;
-}
-
 /* Copy the value of token `key=` of `name` into buf; false if absent. */
 static bool token_value(const char *name, const char *key, char *buf, size_t size) {
     size_t klen = strlen(key);
@@ -113,7 +106,7 @@ static int table_build(mpi_table *t, const sp_results *res, inspect_ranks select
     }
     for (size_t row = 0; row < sp_results_row_count(res); row++) {
         uint32_t rank = sp_results_row_rank(res, row);
-        if (rank >= t->ranks || !rank_selected(selected, rank)) continue;
+        if (rank >= t->ranks || !inspect_rank_selected(selected, rank)) continue;
         sp_row_stats s;
         if (sp_results_row_stats(res, row, &s) != SP_OK) continue;
         if (s.count && s.end_maximum > s.start_minimum) {

@@ -52,36 +52,27 @@ static void missing(MPI_Fint *ierr) {
     if (ierr) *ierr = MPI_ERR_INTERN;
 }
 
-static void f_init(MPI_Fint *ierr) {
-    if (!pmpi_init_) return missing(ierr);
-    pmpi_init_(ierr);
-    after_init();
-}
-static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
-    if (!pmpi_init_thread_) return missing(ierr);
-    pmpi_init_thread_(required, provided, ierr);
-    after_init();
-}
-static void f_finalize(MPI_Fint *ierr) {
-    if (!pmpi_finalize_) return missing(ierr);
-    spp_before_finalize();
-    pmpi_finalize_(ierr);
-}
-static void f08_init(MPI_Fint *ierr) {
-    if (!pmpi_init_f08_) return missing(ierr);
-    pmpi_init_f08_(ierr);
-    after_init();
-}
-static void f08_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr) {
-    if (!pmpi_init_thread_f08_) return missing(ierr);
-    pmpi_init_thread_f08_(required, provided, ierr);
-    after_init();
-}
-static void f08_finalize(MPI_Fint *ierr) {
-    if (!pmpi_finalize_f08_) return missing(ierr);
-    spp_before_finalize();
-    pmpi_finalize_f08_(ierr);
-}
+/* The three entry points of one Fortran binding, calling the twins
+ * pmpi_init<suffix>, pmpi_init_thread<suffix>, pmpi_finalize<suffix>. */
+#define SPP_F_LIFECYCLE_(prefix, suffix)                                                \
+    static void prefix##_init(MPI_Fint *ierr) {                                         \
+        if (!pmpi_init##suffix) return missing(ierr);                                   \
+        pmpi_init##suffix(ierr);                                                        \
+        after_init();                                                                   \
+    }                                                                                   \
+    static void prefix##_init_thread(MPI_Fint *required, MPI_Fint *provided,            \
+                                     MPI_Fint *ierr) {                                  \
+        if (!pmpi_init_thread##suffix) return missing(ierr);                            \
+        pmpi_init_thread##suffix(required, provided, ierr);                             \
+        after_init();                                                                   \
+    }                                                                                   \
+    static void prefix##_finalize(MPI_Fint *ierr) {                                     \
+        if (!pmpi_finalize##suffix) return missing(ierr);                               \
+        spp_before_finalize();                                                          \
+        pmpi_finalize##suffix(ierr);                                                    \
+    }
+SPP_F_LIFECYCLE_(f, _)
+SPP_F_LIFECYCLE_(f08, _f08_)
 
 #define SPP_F_NAMES_(lower, UPPER, impl, params)                              \
     SPP_EXPORT void mpi_##lower##_ params __attribute__((alias(#impl)));      \
