@@ -9,7 +9,9 @@ Modes: plan (every region of the plan), filter (SCOPE_PROFILER_MPI_FILTER
 keeps only allreduce and barrier), off (SCOPE_PROFILER_MPI=off: no session,
 no file), invalid (invalid datatype/communicator: the program checks the
 return codes itself; the file holds the calls with bytes=-1 / comm=null),
-abort (MPI_Abort on one rank still ends the whole job, with an error).
+abort (MPI_Abort on one rank still ends the whole job, with an error),
+bounded (SCOPE_PROFILER_MPI_MAX_NAMES=4: at most 4 ordinary names per
+rank, the rest under overflow=1 names, calls per operation still exact).
 """
 import argparse
 import os
@@ -26,7 +28,7 @@ except ImportError as exc:
 ap = argparse.ArgumentParser()
 ap.add_argument("--mpiexec", required=True)
 ap.add_argument("--ranks", type=int, required=True)
-ap.add_argument("--mode", required=True, choices=["plan", "filter", "off", "invalid", "abort"])
+ap.add_argument("--mode", required=True, choices=["plan", "filter", "off", "invalid", "abort", "bounded"])
 ap.add_argument("--program", required=True)
 ap.add_argument("--preload", help="the library to LD_PRELOAD (else the program links it)")
 ap.add_argument("--workdir", required=True)
@@ -48,9 +50,11 @@ if args.mode == "filter":
     env["SCOPE_PROFILER_MPI_FILTER"] = "^(allreduce|barrier)$"
 if args.mode == "off":
     env["SCOPE_PROFILER_MPI"] = "off"
+if args.mode == "bounded":
+    env["SCOPE_PROFILER_MPI_MAX_NAMES"] = "4"
 cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.ranks)]
 for var in ("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_SUMMARY", "SCOPE_PROFILER_MPI",
-            "SCOPE_PROFILER_MPI_FILTER", "ASAN_OPTIONS"):
+            "SCOPE_PROFILER_MPI_FILTER", "SCOPE_PROFILER_MPI_MAX_NAMES", "ASAN_OPTIONS"):
     if var in env:
         cmd += ["-x", var]
 if args.preload:
@@ -186,6 +190,21 @@ for rank, name, calls in rows:
     key = tuple(sorted(info.items()))
     got[rank][key] = got[rank].get(key, 0) + calls
     total_bytes[rank] += calls * max(int(info.get("bytes", 0)), 0)
+
+if args.mode == "bounded":
+    for rank in range(args.ranks):
+        want_ops, got_ops = {}, {}
+        for k, v in expected(rank, args.ranks, "plan").items():
+            want_ops[dict(k)["op"]] = want_ops.get(dict(k)["op"], 0) + v
+        ordinary = 0
+        for k, v in got[rank].items():
+            d = dict(k)
+            got_ops[d["op"]] = got_ops.get(d["op"], 0) + v
+            ordinary += d.get("overflow") != "1"
+        check(got_ops == want_ops, f"rank {rank}: calls per op {got_ops} == {want_ops}")
+        check(ordinary <= 4, f"rank {rank}: {ordinary} ordinary names <= 4")
+    print(f"{len(failures)} failed" if failures else "pmpi: all checks passed")
+    sys.exit(1 if failures else 0)
 
 for rank in range(args.ranks):
     want = expected(rank, args.ranks, args.mode)
