@@ -1,13 +1,17 @@
 ! pmpi_app_f.F90 - the call plan of pmpi_app.c from Fortran, with NO
-! profiler calls: `use mpi` (default) or `use mpi_f08` (-DSP_TEST_F08).
+! profiler calls: `use mpi` (default), `use mpi_f08` (-DSP_TEST_F08) or
+! `include 'mpif.h'` (-DSP_TEST_MPIFH).
 ! The checker expects the same regions, counts and bytes as for C.
 program pmpi_app_f
-#ifdef SP_TEST_F08
+#if defined(SP_TEST_F08)
    use mpi_f08
-#else
+#elif !defined(SP_TEST_MPIFH)
    use mpi
 #endif
    implicit none
+#ifdef SP_TEST_MPIFH
+   include 'mpif.h'
+#endif
 #ifdef SP_TEST_F08
    type(MPI_Comm) :: world, half, copy
    type(MPI_Request) :: req(2), none
