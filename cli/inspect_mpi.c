@@ -14,7 +14,12 @@
  *   with the imbalance of docs/FORMAT.md 7.3 (max / mean of the non-zero
  *   per-rank totals, as a percentage over 1).
  * Then per rank: time in MPI and its share of the rank's recorded span
- * (first start to last end over all its rows, when the file has it).
+ * (first start to last end over all its rows, when the file has it), and
+ * per enclosing region (the non-MPI region whose call directly encloses
+ * MPI calls, from the stored parent ids; files with per-call ids only):
+ * the MPI time inside it and its share of the region's inclusive time.
+ * The enclosing lookup sorts (rank, call id) -> region once: 24 bytes
+ * per call, the size class of the file's own per-call arrays.
  */
 #include "inspect_mpi.h"
 
@@ -41,7 +46,15 @@ typedef struct mpi_table {
     int64_t *rank_mpi_ns;          /* per rank: all MPI time */
     int64_t *rank_first, *rank_last; /* recorded span per rank (0 if none) */
     bool *rank_present;
+    int64_t *enclosed_ns;          /* per region: MPI time of direct children */
+    int64_t *region_ns;            /* per region: inclusive total */
 } mpi_table;
+
+typedef struct call_ref {
+    uint32_t rank;
+    int64_t id;
+    size_t region;
+} call_ref;
 
 /* Copy the value of token `key=` of `name` into buf; false if absent. */
 static bool token_value(const char *name, const char *key, char *buf, size_t size) {
@@ -82,6 +95,8 @@ static void table_free(mpi_table *t) {
     free(t->rank_first);
     free(t->rank_last);
     free(t->rank_present);
+    free(t->enclosed_ns);
+    free(t->region_ns);
     memset(t, 0, sizeof *t);
 }
 
@@ -90,6 +105,60 @@ static int cmp_total(const void *a, const void *b) {
     if (x->total_ns != y->total_ns) return x->total_ns < y->total_ns ? 1 : -1;
     int c = strcmp(x->op, y->op);
     return c ? c : strcmp(x->kind, y->kind);
+}
+
+static bool is_mpi_name(const char *name) { return name && strncmp(name, "mpi:", 4) == 0; }
+
+static int cmp_ref(const void *a, const void *b) {
+    const call_ref *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+/* enclosed_ns and region_ns (see mpi_table); a file without call or
+ * parent ids leaves enclosed_ns all 0. */
+static int enclosing_build(mpi_table *t, const sp_results *res, inspect_ranks selected) {
+    size_t regions = sp_results_region_count(res), rows = sp_results_row_count(res), n = 0;
+    t->enclosed_ns = calloc(regions ? regions : 1, sizeof *t->enclosed_ns);
+    t->region_ns = calloc(regions ? regions : 1, sizeof *t->region_ns);
+    if (!t->enclosed_ns || !t->region_ns) return SP_ERR_OUT_OF_MEMORY;
+    for (size_t row = 0; row < rows; row++)
+        if (inspect_rank_selected(selected, sp_results_row_rank(res, row)) &&
+            sp_results_row_call_ids(res, row))
+            n += sp_results_row_calls(res, row);
+    call_ref *refs = n ? malloc(n * sizeof *refs) : NULL;
+    if (n && !refs) return SP_ERR_OUT_OF_MEMORY;
+    size_t k = 0;
+    for (size_t row = 0; row < rows; row++) {
+        uint32_t rank = sp_results_row_rank(res, row);
+        const int64_t *ids = sp_results_row_call_ids(res, row);
+        if (!inspect_rank_selected(selected, rank) || !ids) continue;
+        size_t region = sp_results_row_region(res, row);
+        for (uint64_t i = 0; i < sp_results_row_calls(res, row); i++)
+            refs[k++] = (call_ref){.rank = rank, .id = ids[i], .region = region};
+    }
+    if (n) qsort(refs, n, sizeof *refs, cmp_ref);
+    for (size_t row = 0; row < rows; row++) {
+        uint32_t rank = sp_results_row_rank(res, row);
+        if (!inspect_rank_selected(selected, rank)) continue;
+        size_t region = sp_results_row_region(res, row);
+        sp_row_stats st;
+        if (region < regions && sp_results_row_stats(res, row, &st) == SP_OK)
+            t->region_ns[region] += st.total;
+        const int64_t *parents = sp_results_row_parent_ids(res, row);
+        const int64_t *durations = sp_results_row_durations(res, row);
+        if (!n || !parents || !durations || !is_mpi_name(sp_results_region_name(res, region)))
+            continue;
+        for (uint64_t i = 0; i < sp_results_row_calls(res, row); i++) {
+            if (parents[i] < 0) continue;
+            call_ref key = {.rank = rank, .id = parents[i]};
+            const call_ref *p = bsearch(&key, refs, n, sizeof *refs, cmp_ref);
+            if (p && p->region < regions && !is_mpi_name(sp_results_region_name(res, p->region)))
+                t->enclosed_ns[p->region] += durations[i];
+        }
+    }
+    free(refs);
+    return SP_OK;
 }
 
 static int table_build(mpi_table *t, const sp_results *res, inspect_ranks selected) {
@@ -144,7 +213,35 @@ static int table_build(mpi_table *t, const sp_results *res, inspect_ranks select
         t->rank_mpi_ns[rank] += s.total;
     }
     if (t->count) qsort(t->rows, t->count, sizeof *t->rows, cmp_total);
+    if (t->count && enclosing_build(t, res, selected) != SP_OK) {
+        table_free(t);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
     return SP_OK;
+}
+
+/* The regions that enclose MPI calls, most MPI time first (count in *n). */
+static size_t *enclosing_order(const mpi_table *t, const sp_results *res, size_t *n) {
+    size_t regions = sp_results_region_count(res), m = 0;
+    *n = 0;
+    if (!t->enclosed_ns) return NULL;
+    size_t *order = malloc((regions ? regions : 1) * sizeof *order);
+    if (!order) return NULL;
+    for (size_t r = 0; r < regions; r++)
+        if (t->enclosed_ns[r] > 0) order[m++] = r;
+    /* insertion sort: few regions enclose MPI calls directly */
+    for (size_t i = 1; i < m; i++)
+        for (size_t j = i; j > 0 && t->enclosed_ns[order[j]] > t->enclosed_ns[order[j - 1]]; j--) {
+            size_t tmp = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = tmp;
+        }
+    *n = m;
+    return order;
+}
+
+static double share_pct(int64_t part, int64_t whole) {
+    return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
 
 /* min, avg and max of the per-rank totals over the ranks present, and the
@@ -211,6 +308,15 @@ int inspect_print_mpi(FILE *out, const sp_results *res, inspect_ranks selected) 
                     100.0 * (double)t.rank_mpi_ns[rank] / (double)span);
         fputc('\n', out);
     }
+    size_t encl_n = 0;
+    size_t *encl = enclosing_order(&t, res, &encl_n);
+    if (encl_n) fprintf(out, "  MPI inside enclosing regions (direct children; seconds):\n");
+    for (size_t i = 0; i < encl_n; i++)
+        fprintf(out, "    %-40s %11.6f of %11.6f (%.1f%%)\n",
+                sp_results_region_name(res, encl[i]), t.enclosed_ns[encl[i]] / 1e9,
+                t.region_ns[encl[i]] / 1e9,
+                share_pct(t.enclosed_ns[encl[i]], t.region_ns[encl[i]]));
+    free(encl);
     for (size_t i = 0; i < t.count; i++)
         if (t.rows[i].unknown_bytes_calls) {
             fprintf(out, "  * some calls of this operation have an unknown size (bytes=-1): "
@@ -253,7 +359,18 @@ int inspect_json_mpi(FILE *out, const sp_results *res, inspect_ranks selected) {
                 span > 0 ? span / 1e9 : 0.0);
         first = false;
     }
-    fputs(first ? "]},\n" : "\n  ]},\n", out);
+    fputs(first ? "], \"enclosing\": [" : "\n  ], \"enclosing\": [", out);
+    size_t encl_n = 0;
+    size_t *encl = enclosing_order(&t, res, &encl_n);
+    for (size_t i = 0; i < encl_n; i++) {
+        fputs(i ? ",\n    {\"region\": " : "\n    {\"region\": ", out);
+        cli_json_string(out, sp_results_region_name(res, encl[i]));
+        fprintf(out, ", \"mpi_duration\": %.9g, \"inclusive_duration\": %.9g, \"share_pct\": %.6g}",
+                t.enclosed_ns[encl[i]] / 1e9, t.region_ns[encl[i]] / 1e9,
+                share_pct(t.enclosed_ns[encl[i]], t.region_ns[encl[i]]));
+    }
+    free(encl);
+    fputs(encl_n ? "\n  ]},\n" : "]},\n", out);
     table_free(&t);
     return SP_OK;
 }

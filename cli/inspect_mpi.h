@@ -17,7 +17,7 @@ int inspect_print_mpi(FILE *out, const sp_results *res, inspect_ranks selected);
 
 /* The "mpi" member of scope-inspect's --json object, written where a member
  * may start and followed by ",\n":
- *   "mpi": {"operations": [...], "ranks": [...]},
+ *   "mpi": {"operations": [...], "ranks": [...], "enclosing": [...]},
  * Always present (empty lists without MPI regions), so the keys are stable.
  * Returns SP_OK or SP_ERR_OUT_OF_MEMORY (then nothing was written). */
 int inspect_json_mpi(FILE *out, const sp_results *res, inspect_ranks selected);

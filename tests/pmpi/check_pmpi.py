@@ -11,7 +11,9 @@ no file), invalid (invalid datatype/communicator: the program checks the
 return codes itself; the file holds the calls with bytes=-1 / comm=null),
 abort (MPI_Abort on one rank still ends the whole job, with an error),
 bounded (SCOPE_PROFILER_MPI_MAX_NAMES=4: at most 4 ordinary names per
-rank, the rest under overflow=1 names, calls per operation still exact).
+rank, the rest under overflow=1 names, calls per operation still exact),
+nested (pmpi_nested.c: MPI calls inside the program's own region "solve",
+which scope-inspect's MPI section lists as their enclosing region).
 """
 import argparse
 import os
@@ -28,7 +30,7 @@ except ImportError as exc:
 ap = argparse.ArgumentParser()
 ap.add_argument("--mpiexec", required=True)
 ap.add_argument("--ranks", type=int, required=True)
-ap.add_argument("--mode", required=True, choices=["plan", "filter", "off", "invalid", "abort", "bounded"])
+ap.add_argument("--mode", required=True, choices=["plan", "filter", "off", "invalid", "abort", "bounded", "nested"])
 ap.add_argument("--program", required=True)
 ap.add_argument("--preload", help="the library to LD_PRELOAD (else the program links it)")
 ap.add_argument("--workdir", required=True)
@@ -179,6 +181,8 @@ got = {r: {} for r in range(args.ranks)}
 total_bytes = {r: 0 for r in range(args.ranks)}
 for rank, name, calls in rows:
     info = parse_mpi_region(name)
+    if info is None and args.mode == "nested":
+        continue  # the program's own region
     check(info is not None, f"{name!r} is an MPI region")
     if info is None:
         continue
@@ -190,6 +194,22 @@ for rank, name, calls in rows:
     key = tuple(sorted(info.items()))
     got[rank][key] = got[rank].get(key, 0) + calls
     total_bytes[rank] += calls * max(int(info.get("bytes", 0)), 0)
+
+if args.mode == "nested":
+    for rank in range(args.ranks):
+        names = {dict(k)["op"]: v for k, v in got[rank].items()}
+        check(names == {"allreduce": 3, "barrier": 1}, f"rank {rank}: MPI calls {names}")
+    check(("solve" in [n for _, n, _ in rows]), "the program's own region is in the file")
+    import json
+    js = subprocess.run([args.inspect, "--json", out], capture_output=True, text=True)
+    doc = json.loads(js.stdout) if js.returncode == 0 else {}
+    enclosing = doc.get("mpi", {}).get("enclosing", [])
+    check([e["region"] for e in enclosing] == ["solve"], f"enclosing regions {enclosing}")
+    for e in enclosing:
+        check(0 < e["mpi_duration"] <= e["inclusive_duration"], f"MPI time inside solve: {e}")
+        check(0 < e["share_pct"] <= 100, f"share of solve: {e}")
+    print(f"{len(failures)} failed" if failures else "pmpi: all checks passed")
+    sys.exit(1 if failures else 0)
 
 if args.mode == "bounded":
     for rank in range(args.ranks):
