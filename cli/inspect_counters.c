@@ -25,7 +25,7 @@
 #include <string.h>
 
 
-static bool rank_selected(inspect_ranks selected, uint32_t rank) {
+bool inspect_rank_selected(inspect_ranks selected, uint32_t rank) {
     if (selected.count == 0) return true;
     for (size_t i = 0; i < selected.count; i++)
         if (selected.ranks[i] == rank) return true;
@@ -72,7 +72,7 @@ static void print_perf(FILE *out, const sp_results *res, inspect_ranks selected)
         int64_t calls;
         size_t k;
         if (sp_results_perf_record(res, i, &rank, &region, &calls, &k) != SP_OK) continue;
-        if (!rank_selected(selected, rank)) continue;
+        if (!inspect_rank_selected(selected, rank)) continue;
         if (rank != current) {
             fprintf(out, "\nperf events, rank %u (inclusive totals over threads):\n", rank);
             current = rank;
@@ -172,7 +172,7 @@ static void print_likwid(FILE *out, const sp_results *res, inspect_ranks selecte
         const char *group;
         int64_t id;
         sp_results_likwid_record(res, i, &rank, NULL, &group, &id, NULL, NULL);
-        if (!rank_selected(selected, rank)) continue;
+        if (!inspect_rank_selected(selected, rank)) continue;
         fprintf(out, "\nLIKWID group %s", group[0] ? group : "(unnamed)");
         if (id >= 0) fprintf(out, " (id %lld)", (long long)id);
         fprintf(out, ", rank %u (per hardware thread):\n", rank);
@@ -224,7 +224,7 @@ static void json_perf(FILE *out, const sp_results *res, inspect_ranks selected) 
         int64_t calls;
         size_t k;
         if (sp_results_perf_record(res, i, &rank, &region, &calls, &k) != SP_OK ||
-            !rank_selected(selected, rank))
+            !inspect_rank_selected(selected, rank))
             continue;
         fprintf(out, "%s\n      {\"rank\": %u, \"region\": ", written++ ? "," : "", rank);
         json_text(out, region);
@@ -252,7 +252,7 @@ static void json_likwid(FILE *out, const sp_results *res, inspect_ranks selected
         size_t threads;
         if (sp_results_likwid_record(res, i, &rank, &tag, &group, &id, &source, &threads) !=
                 SP_OK ||
-            !rank_selected(selected, rank))
+            !inspect_rank_selected(selected, rank))
             continue;
         fprintf(out, "%s\n      {\"rank\": %u, \"tag\": ", written++ ? "," : "", rank);
         json_text(out, tag);

@@ -7,6 +7,7 @@
 #ifndef SP_INSPECT_COUNTERS_H
 #define SP_INSPECT_COUNTERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +19,9 @@ typedef struct inspect_ranks {
     const uint32_t *ranks;
     size_t count;
 } inspect_ranks;
+
+/* true when `rank` is one of the selected ranks (or all are selected). */
+bool inspect_rank_selected(inspect_ranks selected, uint32_t rank);
 
 /* Print the counter tables of `res` for the selected ranks (nothing when
  * the file has none). */

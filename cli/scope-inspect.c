@@ -17,6 +17,7 @@
 
 #include "cli_common.h"
 #include "inspect_counters.h"
+#include "inspect_mpi.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
 #include "scope_profiler_summary.h"
@@ -283,6 +284,7 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
     fputs(",\n", out);
     json_metadata(out, res);
     inspect_json_counters(out, res, (inspect_ranks){a->ranks, a->rank_count});
+    inspect_json_mpi(out, res, (inspect_ranks){a->ranks, a->rank_count});
     fputs("  \"warnings\": [", out);
     for (size_t i = 0; i < count; i++) {
         if (e[i].status != SP_ERR_NESTING) continue;
@@ -455,6 +457,7 @@ static int print_text(FILE *out, const sp_results *res, const args *a) {
     char msg[1024];
     int status = sp_summary_print(res, out, &o, msg, sizeof msg);
     inspect_print_counters(out, res, (inspect_ranks){a->ranks, a->rank_count});
+    inspect_print_mpi(out, res, (inspect_ranks){a->ranks, a->rank_count});
     if (status == SP_ERR_NESTING) {
         fprintf(stderr, "scope-inspect: warning: %s: %s\n", sp_results_path(res), msg);
         status = SP_OK;

@@ -2,13 +2,14 @@
 # that let other projects use an installed scope-profiler:
 #
 #   <prefix>/lib/libscopeprofiler*, libscopeprofiler_fortran*   libraries
+#   <prefix>/lib/libscopeprofiler_pmpi*                          PMPI wrappers
 #   <prefix>/include/scope_profiler*.h, scope_profiler.hpp       public headers
 #   <prefix>/include/scope_profiler/fortran/<Id>-<version>/*.mod Fortran modules
 #   <prefix>/share/scope_profiler/fortran/scope_profiler_stub.f90 the no-op module
 #                                         (+ scope_profiler_status.inc, which it includes)
 #   <prefix>/bin/scope-*                                         tools
 #   <prefix>/lib/cmake/ScopeProfiler/                            find_package()
-#   <prefix>/lib/pkgconfig/scopeprofiler{,-fortran}.pc           pkg-config
+#   <prefix>/lib/pkgconfig/scopeprofiler{,-fortran,-pmpi}.pc     pkg-config
 #
 # The tree is relocatable: nothing installed names the prefix. The CMake
 # files locate themselves (configure_package_config_file, install(EXPORT)),
@@ -245,6 +246,12 @@ function(_scope_profiler_install)
       DESTINATION "${CMAKE_INSTALL_DATADIR}/scope_profiler/fortran"
       COMPONENT development)
   endif()
+  # The PMPI wrappers (pmpi/): ScopeProfiler::scopeprofiler_pmpi, and
+  # ScopeProfiler::pmpi made by the package config.
+  if(TARGET scopeprofiler_pmpi)
+    list(APPEND export_targets scopeprofiler_pmpi)
+    list(APPEND built_components PMPI)
+  endif()
   get_target_property(lib_type scopeprofiler TYPE)
   if(lib_type STREQUAL "STATIC_LIBRARY")
     set(static ON)
@@ -472,6 +479,13 @@ function(_scope_profiler_install)
     file(GENERATE OUTPUT "${PROJECT_BINARY_DIR}/package/scopeprofiler-fortran.pc"
       INPUT "${PROJECT_BINARY_DIR}/package/scopeprofiler-fortran.pc.gen")
     list(APPEND pc_files "${PROJECT_BINARY_DIR}/package/scopeprofiler-fortran.pc")
+  endif()
+  if(TARGET scopeprofiler_pmpi)
+    configure_file("${PROJECT_SOURCE_DIR}/cmake/scopeprofiler-pmpi.pc.in"
+      "${PROJECT_BINARY_DIR}/package/scopeprofiler-pmpi.pc.gen" @ONLY)
+    file(GENERATE OUTPUT "${PROJECT_BINARY_DIR}/package/scopeprofiler-pmpi.pc"
+      INPUT "${PROJECT_BINARY_DIR}/package/scopeprofiler-pmpi.pc.gen")
+    list(APPEND pc_files "${PROJECT_BINARY_DIR}/package/scopeprofiler-pmpi.pc")
   endif()
   install(FILES ${pc_files}
     DESTINATION "${CMAKE_INSTALL_LIBDIR}/pkgconfig"

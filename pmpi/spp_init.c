@@ -1,0 +1,89 @@
+/*
+ * spp_init.c - MPI_Init, MPI_Init_thread and MPI_Finalize in every binding
+ * (C, mpif.h / `use mpi`, `use mpi_f08`): after a successful init the
+ * profiler starts itself (sp_setup(NULL): SCOPE_PROFILER_FILE and the other
+ * variables apply) unless a session is already active or
+ * SCOPE_PROFILER_MPI=off; before finalize it finishes the session it
+ * started (collective: every rank is in MPI_Finalize). A session the
+ * program started itself is left to the program (and to the core's own
+ * MPI_Finalize hook).
+ */
+#include <mpi.h>
+
+#include "spp_core.h"
+
+#define SPP_EXPORT __attribute__((visibility("default")))
+
+static void after_init(void) {
+    int initialized = 0;
+    PMPI_Initialized(&initialized);
+    if (initialized) spp_after_init();
+}
+
+SPP_EXPORT int MPI_Init(int *argc, char ***argv) {
+    int rc = PMPI_Init(argc, argv);
+    if (rc == MPI_SUCCESS) after_init();
+    return rc;
+}
+
+SPP_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided) {
+    int rc = PMPI_Init_thread(argc, argv, required, provided);
+    if (rc == MPI_SUCCESS) after_init();
+    return rc;
+}
+
+SPP_EXPORT int MPI_Finalize(void) {
+    spp_before_finalize();
+    return PMPI_Finalize();
+}
+
+/* Fortran: the f08 ierror is optional (NULL when absent), so success is
+ * asked of MPI rather than read from it. */
+extern void pmpi_init_(MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+    __attribute__((weak));
+extern void pmpi_finalize_(MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_init_f08_(MPI_Fint *ierr) __attribute__((weak));
+extern void pmpi_init_thread_f08_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+    __attribute__((weak));
+extern void pmpi_finalize_f08_(MPI_Fint *ierr) __attribute__((weak));
+
+static void missing(MPI_Fint *ierr) {
+    if (ierr) *ierr = MPI_ERR_INTERN;
+}
+
+/* The three entry points of one Fortran binding, calling the twins
+ * pmpi_init<suffix>, pmpi_init_thread<suffix>, pmpi_finalize<suffix>. */
+#define SPP_F_LIFECYCLE_(prefix, suffix)                                                \
+    static void prefix##_init(MPI_Fint *ierr) {                                         \
+        if (!pmpi_init##suffix) return missing(ierr);                                   \
+        pmpi_init##suffix(ierr);                                                        \
+        after_init();                                                                   \
+    }                                                                                   \
+    static void prefix##_init_thread(MPI_Fint *required, MPI_Fint *provided,            \
+                                     MPI_Fint *ierr) {                                  \
+        if (!pmpi_init_thread##suffix) return missing(ierr);                            \
+        pmpi_init_thread##suffix(required, provided, ierr);                             \
+        after_init();                                                                   \
+    }                                                                                   \
+    static void prefix##_finalize(MPI_Fint *ierr) {                                     \
+        if (!pmpi_finalize##suffix) return missing(ierr);                               \
+        spp_before_finalize();                                                          \
+        pmpi_finalize##suffix(ierr);                                                    \
+    }
+SPP_F_LIFECYCLE_(f, _)
+SPP_F_LIFECYCLE_(f08, _f08_)
+
+#define SPP_F_NAMES_(lower, UPPER, impl, params)                              \
+    SPP_EXPORT void mpi_##lower##_ params __attribute__((alias(#impl)));      \
+    SPP_EXPORT void mpi_##lower##__ params __attribute__((alias(#impl)));     \
+    SPP_EXPORT void mpi_##lower params __attribute__((alias(#impl)));         \
+    SPP_EXPORT void MPI_##UPPER params __attribute__((alias(#impl)));
+SPP_F_NAMES_(init, INIT, f_init, (MPI_Fint *ierr))
+SPP_F_NAMES_(init_thread, INIT_THREAD, f_init_thread,
+             (MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr))
+SPP_F_NAMES_(finalize, FINALIZE, f_finalize, (MPI_Fint *ierr))
+SPP_EXPORT void mpi_init_f08_(MPI_Fint *ierr) __attribute__((alias("f08_init")));
+SPP_EXPORT void mpi_init_thread_f08_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+    __attribute__((alias("f08_init_thread")));
+SPP_EXPORT void mpi_finalize_f08_(MPI_Fint *ierr) __attribute__((alias("f08_finalize")));
