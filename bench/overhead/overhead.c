@@ -245,9 +245,10 @@ static int cold_child(const char *path, const char *clock, int64_t pairs) {
 
 static int run_child(const char *self, const char *path, const char *clock, int64_t pairs,
                      cold_result *out) {
-    char command[4096];
-    snprintf(command, sizeof command, "'%s' --cold %s %s %lld", self, path, clock,
-             (long long)pairs);
+    char command[4096 + 128];
+    int length = snprintf(command, sizeof command, "'%s' --cold %s %s %lld", self, path, clock,
+                          (long long)pairs);
+    if (length < 0 || (size_t)length >= sizeof command) return -1;
     FILE *child = popen(command, "r");
     if (!child) return -1;
     int got = fscanf(child, "%lf %lf %lf", &out->ns, &out->faults_per_4096, &out->rss_per_call);
