@@ -17,13 +17,11 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "${here}/../.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
+. "${here}/../release_build.sh"
 if [ $# -ge 1 ]; then
   exe="$1/bench/aggregate/sp_bench_aggregate"
 else
-  echo "== Release build, installed into ${work}/prefix" >&2
-  cmake -S "${root}" -B "${work}/build" -DCMAKE_BUILD_TYPE=Release -DSCOPE_PROFILER_TESTS=OFF \
-    -DSCOPE_PROFILER_EXAMPLES=OFF -DSCOPE_PROFILER_BENCHMARKS=OFF >/dev/null
-  cmake --build "${work}/build" -j "$(nproc)" >/dev/null
+  release_build "${root}" "${work}"
   cmake --install "${work}/build" --prefix "${work}/prefix" >/dev/null
   cc -O2 -std=c11 "${here}/aggregate_bench.c" -o "${work}/sp_bench_aggregate" \
     $(PKG_CONFIG_PATH="${work}/prefix/lib/pkgconfig" pkg-config --cflags --libs scopeprofiler)
@@ -31,7 +29,7 @@ else
 fi
 pin=""
 command -v taskset >/dev/null && pin="taskset -c 0"
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+machine_line
 echo "== memory: aggregate mode, one session each"
 for pairs in 1000000 100000000; do
   ${pin} "${exe}" "${pairs}" aggregate "${work}/agg.h5"
