@@ -174,6 +174,31 @@ typedef enum sp_clock {
     SP_CLOCK_MONOTONIC = 2
 } sp_clock;
 
+/** What a trace does at its memory limit (sp_options.overflow). */
+typedef enum sp_overflow {
+    /** $SCOPE_PROFILER_OVERFLOW, else SP_OVERFLOW_FLUSH. */
+    SP_OVERFLOW_AUTO = 0,
+    /** Nothing is lost: full event chunks are written to a spill file
+     *  beside the output (it has no name: it vanishes with the process,
+     *  whatever ends it) and their memory is reused; the recording thread
+     *  pays one write per chunk of about 32K calls, and no other thread
+     *  waits. sp_finalize streams the spill file and memory into the output
+     *  in bounded slices, so memory stays near the limit (plus about 64 KiB
+     *  per recording thread and 48 MiB while finalizing). When the spill
+     *  file cannot be created or written (disk full, no write permission):
+     *  one diagnostic, then as SP_OVERFLOW_DROP, every lost call counted.
+     *  With write_file 0 there is no output to spill beside: as DROP. */
+    SP_OVERFLOW_FLUSH = 1,
+    /** Calls that end after the limit is reached are not recorded (what
+     *  fits is, however small the limit); a recorded call whose parent was
+     *  not recorded becomes a root, so the file stays valid. sp_finalize
+     *  reports how many and returns SP_ERR_BUFFER_LIMIT. */
+    SP_OVERFLOW_DROP = 2
+} sp_overflow;
+
+/** sp_options.buffer_limit_bytes: the environment's limit, else 256 MiB. */
+#define SP_BUFFER_LIMIT_DEFAULT ((size_t)-1)
+
 /**
  * Options for sp_setup_with_options. Initialise with sp_options_init() so
  * that fields added in later versions get their defaults.
@@ -190,11 +215,11 @@ typedef struct sp_options {
     sp_metadata_detail metadata_detail;
     /** 0: keep results in memory only, write no file (default 1). */
     int write_file;
-    /** Upper bound of the event buffers of this process, in bytes; 0 = no
-     *  limit (default). Calls that end after the limit is reached are not
-     *  recorded (what fits is, however small the limit); a recorded call
-     *  whose parent was not recorded becomes a root, so the file stays
-     *  valid. sp_finalize reports how many and returns SP_ERR_BUFFER_LIMIT. */
+    /** Upper bound of the event memory of this process, in bytes (trace
+     *  mode); 0 = no limit. sp_options_init sets SP_BUFFER_LIMIT_DEFAULT:
+     *  $SCOPE_PROFILER_BUFFER_LIMIT (bytes, with an optional K, M or G
+     *  suffix, powers of 1024; "0" = no limit), else 256 MiB. What happens
+     *  at the limit is sp_options.overflow's choice. */
     size_t buffer_limit_bytes;
     /** 1: print nothing (no report, no diagnostics). Default 0, or 1 when
      *  $SCOPE_PROFILER_QUIET is "1". */
@@ -227,6 +252,11 @@ typedef struct sp_options {
      *  or "" (default): "c". The Fortran module's sp_setup/sp_setup_mpi pass
      *  "fortran". Copied. */
     const char *source_language;
+    /** What a trace does when its event memory reaches buffer_limit_bytes.
+     *  SP_OVERFLOW_AUTO (default): $SCOPE_PROFILER_OVERFLOW ("flush" or
+     *  "drop"), else flush. A value set here wins over the environment; an
+     *  unknown value makes setup fail with SP_ERR_INVALID_ARGUMENT. */
+    sp_overflow overflow;
 } sp_options;
 
 /**

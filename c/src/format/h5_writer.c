@@ -540,6 +540,15 @@ int spi_writer_end_row(spi_writer *w, spi_error *err) {
     return SP_OK;
 }
 
+int spi_writer_set_row_stats(spi_writer *w, uint64_t row, const spi_stats *stats,
+                             spi_error *err) {
+    if (row >= w->rows_written + (w->row_open ? 1 : 0))
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "%s: statistics of row %llu before it",
+                             w->final_path, (unsigned long long)row);
+    w->stats[row] = *stats;
+    return SP_OK;
+}
+
 /* ---- publish --------------------------------------------------------------- */
 
 static int write_index(spi_writer *w) {
@@ -678,16 +687,29 @@ int spi_profile_write(const spi_profile *profile, const char *path, spi_error *e
             .aggregate_maximum = row->aggregate_maximum,
             .aggregate_exclusive = row->aggregate_exclusive,
         };
-        spi_event_chunk chunk = {.count = row->count, .starts = row->starts,
-                                 .durations = row->durations};
-        chunk.columns[SPI_EV_GPU_DURATIONS] = row->gpu_durations;
-        chunk.columns[SPI_EV_CALL_IDS] = row->call_ids;
-        chunk.columns[SPI_EV_PARENT_IDS] = row->parent_ids;
-        chunk.columns[SPI_EV_THREAD_IDS] = row->thread_ids;
-        chunk.columns[SPI_EV_TASK_IDS] = row->task_ids;
-        chunk.columns[SPI_EV_AWAIT_NS] = row->await_ns;
         status = spi_writer_begin_row(w, &header, err);
-        if (status == SP_OK) status = spi_writer_append_events(w, &chunk, err);
+        for (uint64_t first = 0; first < row->count && status == SP_OK;) {
+            spi_call_slice slice;
+            status = spi_profile_row_calls(profile, r, first, SCRATCH_EVENTS, &slice, err);
+            if (status != SP_OK) break;
+            if (slice.count == 0) {
+                status = spi_error_set(err, SP_ERR_CORRUPT, "%s: row %zu ended early", path, r);
+                break;
+            }
+            spi_event_chunk chunk = {.count = slice.count, .starts = slice.starts,
+                                     .durations = slice.durations};
+            /* columns only a read profile has (never a streamed one) */
+            chunk.columns[SPI_EV_GPU_DURATIONS] = row->gpu_durations ? row->gpu_durations + first : NULL;
+            chunk.columns[SPI_EV_TASK_IDS] = row->task_ids ? row->task_ids + first : NULL;
+            chunk.columns[SPI_EV_AWAIT_NS] = row->await_ns ? row->await_ns + first : NULL;
+            chunk.columns[SPI_EV_CALL_IDS] = slice.call_ids;
+            chunk.columns[SPI_EV_PARENT_IDS] = slice.parent_ids;
+            chunk.columns[SPI_EV_THREAD_IDS] = slice.thread_ids;
+            status = spi_writer_append_events(w, &chunk, err);
+            first += slice.count;
+        }
+        if (status == SP_OK && profile->source)
+            status = spi_writer_set_row_stats(w, r, spi_profile_row_stats(profile, r), err);
         if (status == SP_OK) status = spi_writer_end_row(w, err);
     }
     /* rank<N>/perf_events and rank<N>/likwid (h5_counter_groups.c) */

@@ -92,6 +92,12 @@ int spi_writer_write_threads(spi_writer *writer, const spi_thread_row *threads,
 int spi_writer_begin_row(spi_writer *writer, const spi_row_header *header, spi_error *err);
 int spi_writer_append_events(spi_writer *writer, const spi_event_chunk *chunk, spi_error *err);
 int spi_writer_end_row(spi_writer *writer, spi_error *err);
+/* Replace the statistics of row `row` (0-based in write order, begun
+ * already), for clients that know them only after streaming the row's
+ * events (a bounded trace: record/run_stream.c). The index is written at
+ * publish, so nothing is rewritten. SP_OK or SP_ERR_INVALID_ARGUMENT. */
+int spi_writer_set_row_stats(spi_writer *writer, uint64_t row, const spi_stats *stats,
+                             spi_error *err);
 int spi_writer_publish(spi_writer *writer, spi_error *err);
 void spi_writer_abort(spi_writer *writer);
 
@@ -100,7 +106,8 @@ void spi_writer_abort(spi_writer *writer);
  * keeps ownership; do not close it. */
 hid_t spi_writer_file(const spi_writer *writer);
 
-/* The whole in-memory profile through the writer, published atomically. */
+/* The whole profile through the writer, published atomically: rows from
+ * their arrays, or streamed from profile->source. */
 int spi_profile_write(const spi_profile *profile, const char *path, spi_error *err);
 
 #endif /* SPI_H5_WRITER_H */

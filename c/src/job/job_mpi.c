@@ -39,7 +39,7 @@
 
 #define CHUNK_EVENTS 65536
 #define WIRE_COLUMNS 5 /* starts, durations, call ids, parent ids, thread ids */
-enum { TAG_GO = 7101, TAG_ROWS = 7102, TAG_EVENTS = 7103 };
+enum { TAG_GO = 7101, TAG_ROWS = 7102, TAG_EVENTS = 7103, TAG_TRAILER = 7104 };
 
 static MPI_Comm job_comm = MPI_COMM_NULL;
 static int job_rank = 0;
@@ -209,23 +209,53 @@ static long union_add(name_union *u, char *name) {
 
 /* ---- sending (ranks > 0) ------------------------------------------------------- */
 
-static void pack_chunk(int64_t *buffer, const spi_row *row, uint64_t first, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        uint64_t k = first + i;
-        buffer[i] = row->starts[k];
-        buffer[n + i] = row->durations[k];
-        buffer[2 * n + i] = row->call_ids ? row->call_ids[k] : -1;
-        buffer[3 * n + i] = row->parent_ids ? row->parent_ids[k] : -1;
-        buffer[4 * n + i] = row->thread_ids ? row->thread_ids[k] : -1;
+/* Calls [first, first + n) of local row r into the wire layout (five
+ * columns of n). A row streamed from a bounded trace's spill file may fail
+ * to read back: the chunk is then zeros, so the protocol still completes,
+ * and the status says why (sent with the statistics, below). */
+static int pack_chunk(int64_t *buffer, const spi_profile *local, size_t r, uint64_t first,
+                      size_t n, spi_error *err) {
+    for (size_t done = 0; done < n;) {
+        spi_call_slice slice;
+        int status = spi_profile_row_calls(local, r, first + done, n - done, &slice, err);
+        if (status == SP_OK && slice.count == 0)
+            status = spi_error_set(err, SP_ERR_CORRUPT, "row %zu ended early", r);
+        if (status != SP_OK) {
+            memset(buffer, 0, sizeof(int64_t) * n * WIRE_COLUMNS);
+            return status;
+        }
+        for (size_t i = 0; i < slice.count; i++) {
+            size_t k = done + i;
+            buffer[k] = slice.starts[i];
+            buffer[n + k] = slice.durations[i];
+            buffer[2 * n + k] = slice.call_ids ? slice.call_ids[i] : -1;
+            buffer[3 * n + k] = slice.parent_ids ? slice.parent_ids[i] : -1;
+            buffer[4 * n + k] = slice.thread_ids ? slice.thread_ids[i] : -1;
+        }
+        done += slice.count;
     }
+    return SP_OK;
 }
+
+/* After a rank's events: its status and each row's final statistics (a
+ * streamed row's are only known once its calls were read). */
+typedef struct wire_trailer {
+    int64_t status;
+} wire_trailer;
+
+static size_t trailer_bytes(uint64_t rows) { return sizeof(wire_trailer) + rows * sizeof(spi_stats); }
 
 static int send_rows(const spi_profile *local, int64_t *buffer, spi_error *err) {
     int go = 0;
     int rc = MPI_Recv(&go, 1, MPI_INT, 0, TAG_GO, job_comm, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "waiting for rank 0");
     wire_row *rows = spi_calloc(local->row_count ? local->row_count : 1, sizeof *rows);
-    if (!rows) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory sending rows");
+    char *trailer = spi_calloc(1, trailer_bytes(local->row_count));
+    if (!rows || !trailer) {
+        spi_free(rows);
+        spi_free(trailer);
+        return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory sending rows");
+    }
     for (size_t r = 0; r < local->row_count; r++) {
         const spi_row *row = &local->rows[r];
         rows[r] = (wire_row){.region = row->region, .count = row->count,
@@ -239,17 +269,25 @@ static int send_rows(const spi_profile *local, int64_t *buffer, spi_error *err) 
     }
     rc = MPI_Send(rows, (int)(local->row_count * sizeof *rows), MPI_BYTE, 0, TAG_ROWS, job_comm);
     spi_free(rows);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "sending row headers");
-    for (size_t r = 0; r < local->row_count; r++) {
+    int status = SP_OK;
+    for (size_t r = 0; r < local->row_count && rc == MPI_SUCCESS; r++) {
         const spi_row *row = &local->rows[r];
-        for (uint64_t first = 0; first < row->count; first += CHUNK_EVENTS) {
+        for (uint64_t first = 0; first < row->count && rc == MPI_SUCCESS; first += CHUNK_EVENTS) {
             size_t n = row->count - first < CHUNK_EVENTS ? (size_t)(row->count - first) : CHUNK_EVENTS;
-            pack_chunk(buffer, row, first, n);
+            int packed = pack_chunk(buffer, local, r, first, n, err);
+            if (status == SP_OK) status = packed;
             rc = MPI_Send(buffer, (int)(n * WIRE_COLUMNS), MPI_INT64_T, 0, TAG_EVENTS, job_comm);
-            if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "sending events");
         }
+        memcpy(trailer + sizeof(wire_trailer) + r * sizeof(spi_stats),
+               spi_profile_row_stats(local, r), sizeof(spi_stats));
     }
-    return SP_OK;
+    ((wire_trailer *)trailer)->status = status;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Send(trailer, (int)trailer_bytes(local->row_count), MPI_BYTE, 0, TAG_TRAILER,
+                      job_comm);
+    spi_free(trailer);
+    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "sending events");
+    return status;
 }
 
 /* ---- receiving (rank 0) ---------------------------------------------------------- */
@@ -266,7 +304,8 @@ static int write_chunk(spi_writer *w, const int64_t *buffer, size_t n, int with_
 }
 
 static int receive_rank(spi_writer *w, int status, int rank, const wire_counts *counts,
-                        const long *region_map, int64_t *buffer, spi_error *err) {
+                        const long *region_map, int64_t *buffer, uint64_t *row_cursor,
+                        spi_error *err) {
     int go = 1;
     int rc = MPI_Send(&go, 1, MPI_INT, rank, TAG_GO, job_comm);
     if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "signalling a rank");
@@ -298,11 +337,32 @@ static int receive_rank(spi_writer *w, int status, int rank, const wire_counts *
         if (status == SP_OK) status = spi_writer_end_row(w, err);
     }
     spi_free(rows);
+    char *trailer = spi_malloc(trailer_bytes(counts->rows));
+    if (!trailer && status == SP_OK)
+        status = spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory receiving rows");
+    if (rc == MPI_SUCCESS)
+        rc = trailer ? MPI_Recv(trailer, (int)trailer_bytes(counts->rows), MPI_BYTE, rank,
+                                TAG_TRAILER, job_comm, MPI_STATUS_IGNORE)
+                     : MPI_Recv(NULL, 0, MPI_BYTE, rank, TAG_TRAILER, job_comm, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "receiving statistics");
+    if (rc == MPI_SUCCESS && trailer && status == SP_OK) {
+        int64_t sent = ((const wire_trailer *)trailer)->status;
+        if (sent != SP_OK)
+            status = spi_error_set(err, (int)sent, "rank %d could not read back its calls", rank);
+        for (uint64_t r = 0; r < counts->rows && status == SP_OK; r++) {
+            spi_stats stats;
+            memcpy(&stats, trailer + sizeof(wire_trailer) + r * sizeof stats, sizeof stats);
+            status = spi_writer_set_row_stats(w, *row_cursor + r, &stats, err);
+        }
+    }
+    *row_cursor += counts->rows;
+    spi_free(trailer);
     return rc == MPI_SUCCESS ? status : (status == SP_OK ? SP_ERR_MPI : status);
 }
 
 static int write_local_rows(spi_writer *w, const spi_profile *local, const long *region_map,
-                            int64_t *buffer, int with_threads, spi_error *err) {
+                            int64_t *buffer, int with_threads, uint64_t *row_cursor,
+                            spi_error *err) {
     int status = SP_OK;
     for (size_t r = 0; r < local->row_count && status == SP_OK; r++) {
         const spi_row *row = &local->rows[r];
@@ -317,10 +377,13 @@ static int write_local_rows(spi_writer *w, const spi_profile *local, const long 
         status = spi_writer_begin_row(w, &header, err);
         for (uint64_t first = 0; first < row->count && status == SP_OK; first += CHUNK_EVENTS) {
             size_t n = row->count - first < CHUNK_EVENTS ? (size_t)(row->count - first) : CHUNK_EVENTS;
-            pack_chunk(buffer, row, first, n);
-            status = write_chunk(w, buffer, n, with_threads, err);
+            status = pack_chunk(buffer, local, r, first, n, err);
+            if (status == SP_OK) status = write_chunk(w, buffer, n, with_threads, err);
         }
+        if (status == SP_OK)
+            status = spi_writer_set_row_stats(w, *row_cursor, spi_profile_row_stats(local, r), err);
         if (status == SP_OK) status = spi_writer_end_row(w, err);
+        (*row_cursor)++;
     }
     return status;
 }
@@ -569,10 +632,12 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     if (ready == SP_OK && status == SP_OK) {
         if (root) {
             int with_threads = (columns & SPI_EV_BIT(SPI_EV_THREAD_IDS)) != 0;
-            status = write_local_rows(w, local, region_map + region_maps[0], buffer, with_threads, err);
+            uint64_t row_cursor = 0;
+            status = write_local_rows(w, local, region_map + region_maps[0], buffer, with_threads,
+                                      &row_cursor, err);
             for (int r = 1; r < job_size; r++) {
                 int received = receive_rank(w, status, r, &counts[r], region_map + region_maps[r],
-                                            buffer, err);
+                                            buffer, &row_cursor, err);
                 if (status == SP_OK) status = received;
             }
             if (status == SP_OK) status = spi_h5_write_counter_groups(spi_writer_file(w), &counters, err);

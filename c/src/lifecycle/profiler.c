@@ -7,8 +7,10 @@
  * the one writer (h5_writer.c) and prints the report. Errors never stop the
  * program: they come back as a status, with one line on stderr.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,7 @@
 #include "profile/metadata.h"
 #include "record/recorder.h"
 #include "record/run.h"
+#include "record/spill.h"
 
 /* Above this many calls in a multi-rank job, the finalize summary reads
  * only the per-row statistics back (a flat table in bounded memory) rather
@@ -47,6 +50,8 @@ typedef struct spi_config {
     bool tsc;                 /* the TSC clock after resolution */
     int64_t start_time_ns;
 } spi_config;
+
+#define DEFAULT_BUFFER_LIMIT ((size_t)256 << 20)
 
 static spi_config config;
 
@@ -92,11 +97,55 @@ static bool resolve_tsc(sp_clock asked) {
     return usable;
 }
 
+/* "256M", "1G", "65536", "0": bytes with an optional binary suffix. */
+static bool parse_bytes(const char *text, size_t *bytes) {
+    char *end;
+    errno = 0;
+    unsigned long long value = strtoull(text, &end, 10);
+    if (end == text || errno || text[0] == '-') return false;
+    unsigned shift = 0;
+    switch (*end) {
+    case 'k': case 'K': shift = 10; end++; break;
+    case 'm': case 'M': shift = 20; end++; break;
+    case 'g': case 'G': shift = 30; end++; break;
+    default: break;
+    }
+    if (*end == 'i' && shift) end++; /* "MiB" spelled "Mi" */
+    if (*end == 'B' || *end == 'b') end++;
+    if (*end || (shift && value > (SIZE_MAX >> shift))) return false;
+    *bytes = (size_t)(value << shift);
+    return true;
+}
+
+/* sp_options.buffer_limit_bytes, then $SCOPE_PROFILER_BUFFER_LIMIT, then
+ * 256 MiB. */
+static size_t resolve_buffer_limit(size_t asked) {
+    if (asked != SP_BUFFER_LIMIT_DEFAULT) return asked;
+    const char *value = env_text("SCOPE_PROFILER_BUFFER_LIMIT");
+    size_t bytes;
+    if (!value) return DEFAULT_BUFFER_LIMIT;
+    if (parse_bytes(value, &bytes)) return bytes;
+    spi_diag("SCOPE_PROFILER_BUFFER_LIMIT=%s is not a size in bytes (e.g. 256M, 1G, 0 for no "
+             "limit); using 256 MiB", value);
+    return DEFAULT_BUFFER_LIMIT;
+}
+
+/* sp_options.overflow, then $SCOPE_PROFILER_OVERFLOW, then flush. */
+static bool resolve_flush(sp_overflow asked) {
+    if (asked != SP_OVERFLOW_AUTO) return asked == SP_OVERFLOW_FLUSH;
+    const char *value = env_text("SCOPE_PROFILER_OVERFLOW");
+    if (!value || strcmp(value, "flush") == 0) return true;
+    if (strcmp(value, "drop") == 0) return false;
+    spi_diag("SCOPE_PROFILER_OVERFLOW=%s is not \"flush\" or \"drop\"; flushing", value);
+    return true;
+}
+
 SP_API void sp_options_init(sp_options *options) {
     if (!options) return;
     *options = (sp_options){0};
     options->metadata_detail = SP_METADATA_MINIMAL;
     options->write_file = 1;
+    options->buffer_limit_bytes = SP_BUFFER_LIMIT_DEFAULT;
     options->quiet = env_flag("SCOPE_PROFILER_QUIET");
     options->perf_events = NULL; /* counters.c reads $SCOPE_PROFILER_PERF_EVENTS */
     options->likwid = env_flag("SCOPE_PROFILER_LIKWID");
@@ -141,6 +190,8 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
          options->mode != SP_MODE_AGGREGATE) ||
         (options->clock != SP_CLOCK_AUTO && options->clock != SP_CLOCK_TSC &&
          options->clock != SP_CLOCK_MONOTONIC) ||
+        (options->overflow != SP_OVERFLOW_AUTO && options->overflow != SP_OVERFLOW_FLUSH &&
+         options->overflow != SP_OVERFLOW_DROP) ||
         /* documented as 0 or 1: anything else is a caller's mistake */
         (options->write_file != 0 && options->write_file != 1) ||
         (options->quiet != 0 && options->quiet != 1) || (options->likwid != 0 && options->likwid != 1))
@@ -222,9 +273,19 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     /* Counters before the recorder: threads attach their counters as soon
      * as recording starts. */
     status = spi_counters_configure(options);
-    spi_recording recording = {.buffer_limit_bytes = options->buffer_limit_bytes,
+    spi_recording recording = {.buffer_limit_bytes = resolve_buffer_limit(options->buffer_limit_bytes),
+                               .spill_label = config.file_path,
                                .aggregate = config.aggregate, .tsc = config.tsc,
                                .hooks = spi_counters_hooks()};
+    /* A bounded trace that flushes: its spill file beside the output. */
+    if (status == SP_OK && !config.aggregate && recording.buffer_limit_bytes &&
+        resolve_flush(options->overflow) && config.write_file) {
+        spi_error spill_err;
+        spi_error_clear(&spill_err);
+        if (spi_spill_open(&recording.spill, config.file_path, &spill_err) != SP_OK)
+            spi_diag("%s; calls past the %zu-byte buffer limit will be dropped and counted",
+                     spill_err.message, recording.buffer_limit_bytes);
+    }
     if (status == SP_OK) status = spi_recorder_start(&recording);
     if (status != SP_OK) {
         spi_counters_shutdown();
@@ -247,7 +308,8 @@ SP_API int sp_setup(const char *file_path) {
 SP_API int sp_is_active(void) { return config.active ? 1 : 0; }
 
 static void print_report(const spi_job_totals *totals, const spi_run_report *report,
-                         int64_t write_ns, const spi_error *err) {
+                         int64_t write_ns, const spi_error *err, uint64_t flushed_bytes,
+                         uint64_t flushes) {
     if (config.quiet || spi_job_rank() != 0) return;
     char where[1100];
     if (!config.write_file)
@@ -266,6 +328,9 @@ static void print_report(const spi_job_totals *totals, const spi_run_report *rep
     if (report->open_calls)
         printf("; %llu call%s still open at finalize dropped",
                (unsigned long long)report->open_calls, report->open_calls == 1 ? "" : "s");
+    if (flushes)
+        printf("; rank 0 flushed %.1f MiB of calls to disk in %llu write%s", flushed_bytes / 1048576.0,
+               (unsigned long long)flushes, flushes == 1 ? "" : "s");
     if (report->dropped_events)
         printf("; %llu call%s NOT recorded (buffer limit or memory)",
                (unsigned long long)report->dropped_events, report->dropped_events == 1 ? "" : "s");
@@ -281,7 +346,9 @@ static void print_summary(const spi_profile *local, const spi_job_totals *totals
     if (config.quiet || spi_job_rank() != 0 || (wanted && strcmp(wanted, "0") == 0)) return;
     spi_error err;
     spi_error_clear(&err);
-    if (totals->ranks > 1 && written) {
+    /* a multi-rank job, or a streamed trace (its calls are in the file
+     * only): read back */
+    if ((totals->ranks > 1 || local->source) && written) {
         spi_profile job = {0};
         /* many calls: a flat table from the stored statistics (an aggregate
          * file is small whatever its calls, and reads whole) */
@@ -290,12 +357,18 @@ static void print_summary(const spi_profile *local, const spi_job_totals *totals
         if (spi_profile_read(&job, config.file_path, flags, &err) == SP_OK)
             spi_summary_print(&job, stdout, NULL, &err);
         spi_profile_free(&job);
-    } else if (local->row_count) {
+    } else if (local->row_count && !local->source) {
         spi_summary_print(local, stdout, NULL, &err);
     }
     /* A nesting problem still prints a flat table; say why in one line. */
     if (err.status != SP_OK) spi_diag("summary: %s", err.message);
     fflush(stdout);
+}
+
+/* Whether finalize published the file (it may still report lost calls). */
+static bool written_ok(int status) {
+    return config.write_file && (status == SP_OK || status == SP_ERR_OPEN_AT_FINALIZE ||
+                                 status == SP_ERR_BUFFER_LIMIT);
 }
 
 /* The one finalize: `results`, when not NULL, receives the run's profile
@@ -312,6 +385,8 @@ static int finalize_session(sp_results **results) {
     int64_t finalize_ns = spi_clock_now_ns();
     spi_session session = spi_recorder_stop();
     config.active = false;
+    uint64_t flushed_bytes = session.spill ? atomic_load(&session.spill->written) : 0;
+    uint64_t flushes = session.spill ? atomic_load(&session.spill->writes) : 0;
     /* TSC ticks to CLOCK_MONOTONIC ns before anything reads a time */
     int converted = spi_recorder_convert_ticks(&session);
 
@@ -357,11 +432,22 @@ static int finalize_session(sp_results **results) {
     if (status == SP_OK && report.dropped_events) status = SP_ERR_BUFFER_LIMIT;
     else if (status == SP_OK && report.open_calls) status = SP_ERR_OPEN_AT_FINALIZE;
     err.status = status;
-    print_report(&totals, &report, write_ns, &err);
-    print_summary(&profile, &totals,
-                  config.write_file && (status == SP_OK || status == SP_ERR_OPEN_AT_FINALIZE ||
-                                        status == SP_ERR_BUFFER_LIMIT));
+    print_report(&totals, &report, write_ns, &err, flushed_bytes, flushes);
+    print_summary(&profile, &totals, written_ok(status));
 
+    /* a streamed trace's calls are in the file only: the results read it */
+    if (results && profile.source) {
+        spi_profile_free(&profile);
+        if (written_ok(status)) {
+            spi_error read_err;
+            spi_error_clear(&read_err);
+            int read = spi_profile_read(&profile, config.file_path, 0, &read_err);
+            if (read != SP_OK) {
+                spi_diag("%s", read_err.message);
+                if (status == SP_OK) status = read;
+            }
+        }
+    }
     if (results && profile.row_count + profile.name_count + profile.metadata.count > 0) {
         int adopted = spi_results_adopt(&profile, config.file_path, results);
         if (adopted != SP_OK && status == SP_OK) status = adopted;

@@ -28,6 +28,8 @@ void spi_row_free(spi_row *row) {
 }
 
 void spi_profile_free(spi_profile *profile) {
+    if (profile->source) profile->source->release(profile->source);
+    profile->source = NULL;
     spi_meta_free(&profile->metadata);
     for (size_t i = 0; i < profile->name_count; i++) spi_free(profile->names[i]);
     spi_free(profile->names);
@@ -81,4 +83,25 @@ uint64_t spi_profile_call_count(const spi_profile *profile) {
         calls += profile->rows[i].aggregate ? profile->rows[i].aggregate_count
                                             : profile->rows[i].count;
     return calls;
+}
+
+int spi_profile_row_calls(const spi_profile *profile, size_t row, uint64_t first, size_t max,
+                          spi_call_slice *slice, spi_error *err) {
+    if (profile->source) return profile->source->next(profile->source, row, max, slice, err);
+    const spi_row *r = &profile->rows[row];
+    uint64_t left = first < r->count ? r->count - first : 0;
+    size_t n = left < max ? (size_t)left : max;
+    *slice = (spi_call_slice){.count = n};
+    if (n == 0) return SP_OK;
+    slice->starts = r->starts + first;
+    slice->durations = r->durations + first;
+    slice->call_ids = r->call_ids ? r->call_ids + first : NULL;
+    slice->parent_ids = r->parent_ids ? r->parent_ids + first : NULL;
+    slice->thread_ids = r->thread_ids ? r->thread_ids + first : NULL;
+    return SP_OK;
+}
+
+const spi_stats *spi_profile_row_stats(const spi_profile *profile, size_t row) {
+    if (profile->source) return profile->source->row_stats(profile->source, row);
+    return &profile->rows[row].stats;
 }

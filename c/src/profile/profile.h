@@ -122,6 +122,31 @@ typedef struct spi_likwid_env {
     char *value;
 } spi_likwid_env;
 
+/* A slice of one row's calls; the pointers stay valid until the next
+ * request. call_ids, parent_ids and thread_ids may be NULL (not recorded). */
+typedef struct spi_call_slice {
+    size_t count;
+    const int64_t *starts;
+    const int64_t *durations;
+    const int64_t *call_ids;
+    const int64_t *parent_ids;
+    const int64_t *thread_ids;
+} spi_call_slice;
+
+/* Rows whose calls are produced on demand instead of held in arrays (a
+ * bounded trace's finalize, record/run_stream.c): each row is asked for in
+ * order, its calls from the first, in slices. */
+typedef struct spi_row_source spi_row_source;
+struct spi_row_source {
+    /* The next calls (at most `max`) of `row`; slice->count 0 only when
+     * the row has none left. SP_OK or an error with err filled. */
+    int (*next)(spi_row_source *source, size_t row, size_t max, spi_call_slice *slice,
+                spi_error *err);
+    /* The row's statistics, final once every call of the row was taken. */
+    const spi_stats *(*row_stats)(spi_row_source *source, size_t row);
+    void (*release)(spi_row_source *source);
+};
+
 typedef struct spi_profile {
     spi_meta metadata;
     char **names;             /* region table, region id = index */
@@ -152,7 +177,21 @@ typedef struct spi_profile {
      * no per-call arrays even when count > 0. */
     bool summary_only;
     uint32_t rank_count;      /* FORMAT.md 4.2/4.3 num_ranks */
+    /* Not NULL: the rows' calls come from here (row arrays stay NULL;
+     * count, exclusive_total and names are set). Owned by the profile. */
+    spi_row_source *source;
 } spi_profile;
+
+/* Calls [first, first + max) of row `row` (fewer at the row's end): the
+ * row's arrays, or the next slice of profile->source (which must then be
+ * asked row by row in order, `first` counting what was taken). SP_OK or an
+ * error with err filled. */
+int spi_profile_row_calls(const spi_profile *profile, size_t row, uint64_t first, size_t max,
+                          spi_call_slice *slice, spi_error *err);
+
+/* A row's statistics: stored with the row, or from profile->source once
+ * every call of the row was taken. */
+const spi_stats *spi_profile_row_stats(const spi_profile *profile, size_t row);
 
 /* Calls recorded in the profile: the rows' call counts, or their aggregate
  * counts in the aggregate layout. */

@@ -80,3 +80,41 @@ bool spi_stats_compute(spi_stats *stats, const int64_t *starts, const int64_t *d
            duration_magnitude <= limit / count && gpu_magnitude <= limit / count;
 }
 #undef STATS_PASS
+
+/* ---- the streaming form (row_stats.h) --------------------------------------- */
+
+void spi_stats_stream_begin(spi_stats_stream *s, uint64_t count, uint64_t total) {
+    *s = (spi_stats_stream){.count = count, .lanes_end = count - count % 4};
+    if (count == 0) return;
+    s->stats.total = (int64_t)total;
+    s->stats.mean = (double)s->stats.total / (double)count;
+    s->stats.end_maximum = INT64_MIN;
+}
+
+void spi_stats_stream_add(spi_stats_stream *s, const int64_t *starts, const int64_t *durations,
+                          uint64_t n) {
+    spi_stats *st = &s->stats;
+    double mean = st->mean;
+    for (uint64_t k = 0; k < n; k++, s->seen++) {
+        int64_t d = durations[k], start = starts[k];
+        int64_t end = (int64_t)((uint64_t)start + (uint64_t)d);
+        if (s->seen == 0) {
+            st->minimum = st->maximum = st->first = d;
+            st->start_minimum = start;
+        }
+        st->minimum = d < st->minimum ? d : st->minimum;
+        st->maximum = d > st->maximum ? d : st->maximum;
+        st->start_minimum = start < st->start_minimum ? start : st->start_minimum;
+        st->end_maximum = end > st->end_maximum ? end : st->end_maximum;
+        st->last = d;
+        /* the lane spi_stats_compute adds this call's deviation to */
+        double dev = (double)d - mean;
+        s->partial[s->seen < s->lanes_end ? s->seen % 4 : 0] += dev * dev;
+    }
+}
+
+void spi_stats_stream_end(spi_stats_stream *s, spi_stats *stats) {
+    s->stats.m2 = (s->partial[0] + s->partial[1]) + (s->partial[2] + s->partial[3]);
+    if (s->count == 0) s->stats = (spi_stats){0};
+    *stats = s->stats;
+}

@@ -40,4 +40,23 @@ typedef struct spi_stats {
 bool spi_stats_compute(spi_stats *stats, const int64_t *starts, const int64_t *durations,
                        const int64_t *gpu, uint64_t count, int64_t *ends);
 
+/* The same statistics over a row delivered in slices (a bounded trace's
+ * streaming finalize), bit for bit what spi_stats_compute gives for the
+ * whole row: the count and the total of the durations (wrapping uint64
+ * sum, any order) are known before the first call, so the mean is too and
+ * one pass over the calls in stored order suffices. */
+typedef struct spi_stats_stream {
+    spi_stats stats;
+    uint64_t count;           /* calls the row will have */
+    uint64_t seen;
+    uint64_t lanes_end;       /* calls before here go to 4 lanes, then lane 0 */
+    double partial[4];
+} spi_stats_stream;
+
+void spi_stats_stream_begin(spi_stats_stream *s, uint64_t count, uint64_t total);
+void spi_stats_stream_add(spi_stats_stream *s, const int64_t *starts, const int64_t *durations,
+                          uint64_t n);
+/* The row's statistics; call after its `count` calls were added. */
+void spi_stats_stream_end(spi_stats_stream *s, spi_stats *stats);
+
 #endif /* SPI_ROW_STATS_H */

@@ -10,6 +10,8 @@
  */
 #include "record/openmp.h"
 
+#include "record/event_cursor.h"
+
 #include <stdlib.h>
 
 #include "util/alloc.h"
@@ -64,22 +66,30 @@ static void free_host(host_thread *h) {
 }
 
 /* A thread that recorded a call inside a parallel region: a primary. */
-static bool recorded_team_work(const spi_thread *t) {
-    SPI_FOR_EACH_EVENT(t, e) {
-        if (e->region & SPI_EVENT_IN_PARALLEL) return true;
-    }
-    return false;
+static bool recorded_team_work(spi_session *session, spi_thread *t) {
+    spi_event_cursor cursor;
+    spi_event_cursor_open(&cursor, session, t, false);
+    const spi_event *events;
+    size_t n;
+    bool found = false;
+    while (!found && spi_event_cursor_next(&cursor, &events, &n) == SP_OK && n)
+        for (size_t i = 0; i < n && !found; i++)
+            found = (events[i].region & SPI_EVENT_IN_PARALLEL) != 0;
+    spi_event_cursor_close(&cursor);
+    return found;
 }
 
-int spi_omp_hosts_build(spi_omp_hosts **out, const spi_session *session, const int64_t *bases) {
+static bool has_events(const spi_thread *t) { return t->head || t->spilled_count; }
+
+int spi_omp_hosts_build(spi_omp_hosts **out, spi_session *session, const int64_t *bases) {
     *out = NULL;
     bool workers = false, primaries = false;
     size_t candidates = 0;
-    for (const spi_thread *t = session->threads; t; t = t->next) {
-        if (t->omp_worker && t->head) workers = true;
-        if (!t->omp_worker && t->head) {
+    for (spi_thread *t = session->threads; t; t = t->next) {
+        if (t->omp_worker && has_events(t)) workers = true;
+        if (!t->omp_worker && has_events(t)) {
             candidates++;
-            primaries = primaries || recorded_team_work(t);
+            primaries = primaries || recorded_team_work(session, t);
         }
     }
     if (!workers || candidates == 0) return SP_OK;
@@ -89,10 +99,10 @@ int spi_omp_hosts_build(spi_omp_hosts **out, const spi_session *session, const i
         return SP_ERR_OUT_OF_MEMORY;
     }
     size_t index = 0;
-    for (const spi_thread *t = session->threads; t; t = t->next, index++) {
-        if (t->omp_worker || !t->head) continue;
+    for (spi_thread *t = session->threads; t; t = t->next, index++) {
+        if (t->omp_worker || !has_events(t)) continue;
         /* a plain pthread is never a fork parent when a primary is known */
-        if (primaries && !recorded_team_work(t)) continue;
+        if (primaries && !recorded_team_work(session, t)) continue;
         host_thread *x = &h->threads[h->count++];
         size_t n = (size_t)t->next_sequence;
         x->base = bases[index];
@@ -107,12 +117,24 @@ int spi_omp_hosts_build(spi_omp_hosts **out, const spi_session *session, const i
             return SP_ERR_OUT_OF_MEMORY;
         }
         for (size_t s = 0; s < n; s++) x->start[s] = INT64_MAX;
-        SPI_FOR_EACH_EVENT(t, e) {
-            x->start[e->sequence] = e->start_ns;
-            x->end[e->sequence] = e->start_ns + e->duration_ns;
-            x->parent[e->sequence] = spi_event_parent_sequence(t, e);
-            x->in_parallel[e->sequence] = (e->region & SPI_EVENT_IN_PARALLEL) != 0;
-            x->by_start[x->recorded++] = e->sequence;
+        spi_event_cursor cursor;
+        spi_event_cursor_open(&cursor, session, t, false);
+        const spi_event *events;
+        size_t count;
+        int status;
+        while ((status = spi_event_cursor_next(&cursor, &events, &count)) == SP_OK && count) {
+            for (const spi_event *e = events; e < events + count; e++) {
+                x->start[e->sequence] = e->start_ns;
+                x->end[e->sequence] = e->start_ns + e->duration_ns;
+                x->parent[e->sequence] = spi_event_parent_sequence(t, e);
+                x->in_parallel[e->sequence] = (e->region & SPI_EVENT_IN_PARALLEL) != 0;
+                x->by_start[x->recorded++] = e->sequence;
+            }
+        }
+        spi_event_cursor_close(&cursor);
+        if (status != SP_OK) {
+            spi_omp_hosts_free(h);
+            return status;
         }
         sort_context = x;
         qsort(x->by_start, (size_t)x->recorded, sizeof *x->by_start, by_start);

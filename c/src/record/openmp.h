@@ -47,7 +47,7 @@ typedef struct spi_omp_hosts spi_omp_hosts;
  * the first call id of the i-th thread in attach order. NULL (and SP_OK)
  * when no worker thread recorded; SP_ERR_OUT_OF_MEMORY. Events must be in
  * ns already. */
-int spi_omp_hosts_build(spi_omp_hosts **hosts, const spi_session *session, const int64_t *bases);
+int spi_omp_hosts_build(spi_omp_hosts **hosts, spi_session *session, const int64_t *bases);
 
 /* The id of the innermost host call enclosing [start, end] whose id is
  * below child_id (parents precede children), or -1. */

@@ -96,6 +96,7 @@ static void free_thread(spi_thread *t) {
     spi_free(t->cache_hashes);
     spi_free(t->cache_handles);
     spi_free(t->far_parents);
+    spi_free(t->spilled);
     spi_free(t->nodes);
     spi_free(t->path_keys);
     spi_free(t->path_nodes);
@@ -195,10 +196,71 @@ static int grow_stack(spi_thread *t) {
     return SP_OK;
 }
 
+/* Link a fresh chunk (its bytes already counted in buffer_bytes). */
+static void start_chunk(spi_thread *t, spi_chunk *chunk) {
+    if (t->tsc) take_anchor(t); /* one per chunk: thousands of events */
+    t->cursor = chunk->events;
+    t->chunk_end = chunk->events + chunk->capacity;
+}
+
+/* Flush mode, the limit reached: write the thread's full chunks to the
+ * spill file in order, one write each, keep the last one's memory for the
+ * next events and give the others' back. No lock: the file offset is
+ * reserved atomically (spill.h). A failed write (disk full, I/O error)
+ * turns flushing off for the whole session, with one message: the chunks
+ * not written stay in memory and recorded, later calls past the limit are
+ * dropped and counted. */
+static int spill_chunks(spi_thread *t) {
+    spi_spill *spill = session.spill;
+    t->tail->used = (size_t)(t->cursor - t->tail->events);
+    while (t->head) {
+        spi_chunk *c = t->head;
+        if (c->used) {
+            if (t->spilled_count == t->spilled_capacity) {
+                size_t capacity = t->spilled_capacity ? t->spilled_capacity * 2 : 64;
+                spi_spilled_chunk *grown = spi_reallocarray(t->spilled, capacity, sizeof *grown);
+                if (!grown) return SP_ERR_OUT_OF_MEMORY;
+                t->spilled = grown;
+                t->spilled_capacity = capacity;
+            }
+            uint64_t offset;
+            int error = spi_spill_append(spill, c->events, c->used * sizeof(spi_event), &offset);
+            if (error) {
+                if (!atomic_exchange(&spill->failed, true))
+                    spi_diag("cannot write the spill file beside %s (%s): from now on calls "
+                             "past the %zu-byte buffer limit are dropped and counted",
+                             session.spill_label, strerror(error), session.buffer_limit_bytes);
+                return SP_ERR_BUFFER_LIMIT;
+            }
+            t->spilled[t->spilled_count++] = (spi_spilled_chunk){offset, c->used};
+        }
+        if (c == t->tail) break;
+        t->head = c->next;
+        atomic_fetch_sub(&buffer_bytes, c->bytes);
+        spi_unmap(c, c->bytes);
+    }
+    t->tail->used = 0;
+    start_chunk(t, t->tail);
+    return SP_OK;
+}
+
+static bool flushing(void) {
+    return session.spill && !atomic_load_explicit(&session.spill->failed, memory_order_relaxed);
+}
+
 static int add_chunk(spi_thread *t) {
     size_t bytes = t->head ? SPI_CHUNK_BYTES : SPI_FIRST_CHUNK_BYTES;
     size_t limit = session.buffer_limit_bytes;
-    if (limit) {
+    if (limit && flushing()) {
+        /* whole chunks only (a small one would only mean more writes);
+         * a thread's first chunk is granted past the limit, so every
+         * thread can record: the bound is limit + 64 KiB per thread */
+        size_t before = atomic_fetch_add(&buffer_bytes, bytes);
+        if (t->head && before + bytes > limit) {
+            atomic_fetch_sub(&buffer_bytes, bytes);
+            return spill_chunks(t);
+        }
+    } else if (limit) {
         /* near the limit, a smaller chunk of what is left: every call that
          * fits is recorded, however small the limit */
         size_t before = atomic_load(&buffer_bytes);
@@ -223,13 +285,11 @@ static int add_chunk(spi_thread *t) {
     chunk->capacity = (bytes - sizeof *chunk) / sizeof(spi_event);
     chunk->next = NULL;
     chunk->used = 0;
-    if (t->tsc) take_anchor(t); /* one per chunk: thousands of events */
     if (t->tail) t->tail->used = (size_t)(t->cursor - t->tail->events);
     if (t->tail) t->tail->next = chunk;
     else t->head = chunk;
     t->tail = chunk;
-    t->cursor = chunk->events;
-    t->chunk_end = chunk->events + chunk->capacity;
+    start_chunk(t, chunk);
     return SP_OK;
 }
 
@@ -670,6 +730,7 @@ SP_API int64_t sp_now_ns(void) { return spi_clock_now_ns(); }
 int spi_recorder_start(const spi_recording *recording) {
     pthread_mutex_lock(&session_lock);
     session = (spi_session){.buffer_limit_bytes = recording->buffer_limit_bytes,
+                            .spill = recording->spill, .spill_label = recording->spill_label,
                             .aggregate = recording->aggregate, .tsc = recording->tsc};
     if (session.tsc) {
         /* Two anchors 100 us apart give the rate that turns the anchor
@@ -684,6 +745,8 @@ int spi_recorder_start(const spi_recording *recording) {
         if (spi_anchor_list_add(&session.anchors, first) != SP_OK ||
             spi_anchor_list_add(&session.anchors, second) != SP_OK) {
             spi_anchor_list_free(&session.anchors);
+            spi_spill_close(session.spill);
+            session.spill = NULL;
             pthread_mutex_unlock(&session_lock);
             return SP_ERR_OUT_OF_MEMORY;
         }
@@ -740,7 +803,15 @@ void spi_recorder_release(spi_session *stopped) {
         t = next;
     }
     spi_anchor_list_free(&stopped->anchors);
+    if (stopped->spilled_map_live) spi_tick_map_free(&stopped->spilled_map);
+    spi_spill_close(stopped->spill);
     *stopped = (spi_session){0};
+}
+
+bool spi_session_spilled(const spi_session *stopped) {
+    for (const spi_thread *t = stopped->threads; t; t = t->next)
+        if (t->spilled_count) return true;
+    return false;
 }
 
 size_t spi_recorder_buffer_bytes(void) { return atomic_load(&buffer_bytes); }

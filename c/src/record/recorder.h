@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "record/spill.h"
 #include "record/tick_map.h"
 
 /* One completed call: exactly 32 bytes (the memory goal per call). Times
@@ -92,6 +93,13 @@ typedef struct spi_path_node {
     spi_u128 sum_squares;  /* sum of duration^2, ns^2 */
 } spi_path_node;
 
+/* Chunks a thread wrote to the spill file, in recording order (they all
+ * precede its chunks still in memory). */
+typedef struct spi_spilled_chunk {
+    uint64_t offset;       /* in the spill file */
+    uint64_t count;        /* events */
+} spi_spilled_chunk;
+
 /* A parent further back than a uint32 gap (a call enclosing > 4e9 calls). */
 typedef struct spi_far_parent {
     int64_t sequence;
@@ -150,6 +158,9 @@ typedef struct spi_thread {
     spi_anchor_list anchors;      /* TSC: this thread's (ticks, ns) pairs */
     const struct spi_thread_hooks *hooks; /* whose hook_state it is */
     spi_chunk *head;
+    spi_spilled_chunk *spilled;   /* flush mode: chunks in the spill file */
+    size_t spilled_count;
+    size_t spilled_capacity;
     uint64_t dropped_events;      /* lost to the buffer limit or OOM */
     spi_far_parent *far_parents;
     size_t far_parent_count;
@@ -174,10 +185,18 @@ typedef struct spi_session {
     spi_thread *threads_tail;
     int thread_count;
     size_t buffer_limit_bytes;    /* 0 = none */
+    /* flush mode: full chunks go here when the limit is reached (NULL:
+     * calls past the limit are dropped). Owned by the session. */
+    spi_spill *spill;
+    const char *spill_label;      /* the output path, for the message */
     bool aggregate;               /* call-path accumulators, no events */
     bool tsc;                     /* times in TSC ticks (tick_map.h) */
     spi_anchor_list anchors;      /* TSC: the session's start and stop anchors */
     int64_t anchor_interval_ticks;/* TSC: SPI_ANCHOR_INTERVAL_NS in ticks */
+    /* After spi_recorder_convert_ticks of a session with spilled chunks:
+     * the map their events still need (they are converted when read). */
+    spi_tick_map spilled_map;
+    bool spilled_map_live;
 } spi_session;
 
 /* Per-thread extensions of the recording (the counters module is one).
@@ -195,7 +214,8 @@ typedef struct spi_thread_hooks {
     void (*end)(void *state, int region);
 } spi_thread_hooks;
 
-/* Every event of a thread, in recording (end) order. */
+/* Every event of a thread still in memory, in recording (end) order: all
+ * of them unless the thread spilled chunks (then see run_stream.c). */
 #define SPI_FOR_EACH_EVENT(t, e)                                               \
     for (const spi_chunk *chunk_ = (t)->head; chunk_; chunk_ = chunk_->next)   \
         for (const spi_event *e = chunk_->events; e < chunk_->events + chunk_->used; e++)
@@ -212,6 +232,10 @@ static inline int64_t spi_event_parent_sequence(const spi_thread *t, const spi_e
 /* What a session records. */
 typedef struct spi_recording {
     size_t buffer_limit_bytes;        /* trace mode: 0 = no limit */
+    spi_spill *spill;                 /* flush mode's file (the session takes
+                                         it over), or NULL: drop past the limit */
+    const char *spill_label;          /* output path named in messages; must
+                                         outlive the session */
     bool aggregate;                   /* per-path accumulators instead of events */
     bool tsc;                         /* record TSC ticks (tick_map.h) */
     const spi_thread_hooks *hooks;    /* NULL: none; valid until released */
@@ -241,6 +265,10 @@ int spi_recorder_convert_ticks(spi_session *session);
 void spi_recorder_fork_prepare(void);
 void spi_recorder_fork_parent(void);
 void spi_recorder_fork_child(void);
+
+/* Whether any thread of a stopped session wrote chunks to its spill file
+ * (finalize then streams: run_stream.c). */
+bool spi_session_spilled(const spi_session *session);
 
 /* Total bytes of event chunks allocated in the current session. */
 size_t spi_recorder_buffer_bytes(void);

@@ -8,7 +8,8 @@
  * its parent (the map is monotone). Aggregate paths keep sums, not
  * timestamps: their totals, extremes and sums of squares scale by the
  * session's average rate, their first start and last end go through the
- * map.
+ * map. Events a bounded trace wrote to its spill file keep their ticks
+ * until run_stream.c reads them back through the same map.
  */
 #include "record/recorder.h"
 
@@ -67,7 +68,14 @@ int spi_recorder_convert_ticks(spi_session *session) {
         if (session->aggregate) convert_paths(t, &map);
         else convert_events(t, &map);
     }
-    spi_tick_map_free(&map);
+    /* events in the spill file are converted as they are read back */
+    if (spi_session_spilled(session)) {
+        map.hint = 0;
+        session->spilled_map = map;
+        session->spilled_map_live = true;
+    } else {
+        spi_tick_map_free(&map);
+    }
     session->tsc = false;
     return SP_OK;
 }

@@ -104,6 +104,18 @@ static bool was_recorded(const uint8_t *bits, int64_t sequence) {
     return !bits || (bits[sequence / 8] & (1u << (sequence % 8)));
 }
 
+int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e, int64_t base,
+                          const uint8_t *recorded, const spi_omp_hosts *hosts) {
+    int64_t parent = spi_event_parent_sequence(t, e);
+    int64_t id = (parent < 0 || still_open(t, parent) || !was_recorded(recorded, parent))
+                     ? -1
+                     : base + parent;
+    if (id < 0 && t->omp_worker)
+        id = spi_omp_host_parent(hosts, e->start_ns, e->start_ns + e->duration_ns,
+                                 base + e->sequence);
+    return id;
+}
+
 /* Fill rows[] (sized by the caller, counts reset to 0) from the threads.
  * hosts (may be NULL): the OpenMP fork parents of worker roots. */
 static void fill_rows(const spi_session *session, spi_row *rows, const int32_t *row_of_region,
@@ -114,18 +126,10 @@ static void fill_rows(const spi_session *session, spi_row *rows, const int32_t *
         SPI_FOR_EACH_EVENT(t, e) {
             spi_row *row = &rows[row_of_region[SPI_EVENT_REGION(e)]];
             uint64_t i = row->count++;
-            int64_t parent = spi_event_parent_sequence(t, e);
             row->starts[i] = e->start_ns;
             row->durations[i] = e->duration_ns;
             row->call_ids[i] = base + e->sequence;
-            row->parent_ids[i] = (parent < 0 || still_open(t, parent) ||
-                                  !was_recorded(recorded, parent))
-                                     ? -1
-                                     : base + parent;
-            if (row->parent_ids[i] < 0 && t->omp_worker)
-                row->parent_ids[i] = spi_omp_host_parent(hosts, e->start_ns,
-                                                         e->start_ns + e->duration_ns,
-                                                         base + e->sequence);
+            row->parent_ids[i] = spi_run_parent_id(t, e, base, recorded, hosts);
             if (with_threads) row->thread_ids[i] = t->index;
         }
         spi_free(recorded);
@@ -158,7 +162,7 @@ static int sort_row(spi_row *row) {
     return SP_OK;
 }
 
-static void report_open_calls(const spi_session *session, spi_run_report *report) {
+void spi_run_report_open_calls(const spi_session *session, spi_run_report *report) {
     for (const spi_thread *t = session->threads; t; t = t->next) {
         for (size_t d = 0; d < t->depth; d++) {
             const spi_region_name *name = spi_registry_get(t->stack[d].region);
@@ -171,7 +175,7 @@ static void report_open_calls(const spi_session *session, spi_run_report *report
     }
 }
 
-static int fill_threads(const spi_session *session, uint32_t rank, spi_profile *profile) {
+int spi_run_fill_threads(const spi_session *session, uint32_t rank, spi_profile *profile) {
     profile->threads = spi_calloc((size_t)session->thread_count, sizeof *profile->threads);
     if (!profile->threads) return SP_ERR_OUT_OF_MEMORY;
     for (const spi_thread *t = session->threads; t; t = t->next) {
@@ -185,14 +189,20 @@ static int fill_threads(const spi_session *session, uint32_t rank, spi_profile *
     return SP_OK;
 }
 
-int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *profile,
+int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
                     spi_run_report *report) {
     *report = (spi_run_report){0};
-    report_open_calls(session, report);
+    spi_run_report_open_calls(session, report);
+    /* a bounded trace that wrote to its spill file: rows streamed */
+    if (!session->aggregate && spi_session_spilled(session)) {
+        int status = spi_run_collect_stream(session, rank, profile, report);
+        if (status != SP_OK) spi_profile_free(profile);
+        return status;
+    }
     if (session->aggregate) {
         int status = spi_run_collect_aggregate(session, rank, profile, report);
         if (status == SP_OK && report->recording_threads > 1)
-            status = fill_threads(session, rank, profile);
+            status = spi_run_fill_threads(session, rank, profile);
         if (status != SP_OK) spi_profile_free(profile);
         return status;
     }
@@ -260,7 +270,7 @@ int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *prof
     }
     profile->event_columns = SPI_EV_BIT(SPI_EV_CALL_IDS) | SPI_EV_BIT(SPI_EV_PARENT_IDS);
     if (with_threads) profile->event_columns |= SPI_EV_BIT(SPI_EV_THREAD_IDS);
-    if (status == SP_OK && with_threads) status = fill_threads(session, rank, profile);
+    if (status == SP_OK && with_threads) status = spi_run_fill_threads(session, rank, profile);
 
     spi_free(calls);
     spi_free(exclusive);

@@ -22,7 +22,7 @@ typedef struct spi_run_report {
 /* Fill `profile` (zeroed by the caller) with rank `rank` of the session.
  * Metadata is left to the caller. Prints one line per region still open.
  * Returns SP_OK or SP_ERR_OUT_OF_MEMORY (profile then freed). */
-int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *profile,
+int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
                     spi_run_report *report);
 
 /* The aggregate-mode part of spi_run_collect (run_aggregate.c): call paths
@@ -31,5 +31,23 @@ int spi_run_collect(const spi_session *session, uint32_t rank, spi_profile *prof
  * frees the profile). */
 int spi_run_collect_aggregate(const spi_session *session, uint32_t rank, spi_profile *profile,
                               spi_run_report *report);
+
+/* The bounded-trace part of spi_run_collect (run_stream.c), used when
+ * threads wrote chunks to the session's spill file: the rows get their
+ * counts, exclusive totals and names, and profile->source delivers their
+ * calls in order, slice by slice, in bounded memory; the same calls, ids,
+ * parents, order and statistics the in-memory path gives. Consumes the
+ * session's events (memory chunks are released as they are read) and takes
+ * over its spill file. SP_OK, SP_ERR_OUT_OF_MEMORY or SP_ERR_OUTPUT (the
+ * spill file cannot be read or extended); the caller frees the profile. */
+int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *profile,
+                           spi_run_report *report);
+
+/* Shared by run.c and run_stream.c. */
+struct spi_omp_hosts;
+int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e, int64_t base,
+                          const uint8_t *recorded, const struct spi_omp_hosts *hosts);
+void spi_run_report_open_calls(const spi_session *session, spi_run_report *report);
+int spi_run_fill_threads(const spi_session *session, uint32_t rank, spi_profile *profile);
 
 #endif /* SPI_RUN_H */

@@ -1,0 +1,75 @@
+/*
+ * event_cursor.c - a thread's events from the spill file and memory
+ * (event_cursor.h).
+ */
+#include "record/event_cursor.h"
+
+#include "util/alloc.h"
+#include "util/error.h"
+
+void spi_event_cursor_open(spi_event_cursor *c, spi_session *session, spi_thread *thread,
+                           bool release) {
+    *c = (spi_event_cursor){.session = session, .thread = thread, .release = release,
+                            .chunk = thread->head};
+    if (session->spilled_map_live) session->spilled_map.hint = 0;
+}
+
+static void release_previous(spi_event_cursor *c) {
+    if (!c->release || !c->previous) return;
+    spi_thread *t = c->thread;
+    t->head = c->previous->next;
+    if (!t->head) t->tail = NULL;
+    spi_unmap(c->previous, c->previous->bytes);
+    c->previous = NULL;
+}
+
+static int read_spilled(spi_event_cursor *c, const spi_event **events, size_t *count) {
+    const spi_spilled_chunk *s = &c->thread->spilled[c->next_spilled++];
+    if (s->count > c->buffer_capacity) {
+        spi_free(c->buffer);
+        c->buffer = spi_malloc((size_t)s->count * sizeof *c->buffer);
+        c->buffer_capacity = c->buffer ? (size_t)s->count : 0;
+        if (!c->buffer) return SP_ERR_OUT_OF_MEMORY;
+    }
+    if (spi_spill_read(c->session->spill, s->offset, c->buffer,
+                       (size_t)s->count * sizeof *c->buffer) != 0)
+        return SP_ERR_OUTPUT;
+    if (c->session->spilled_map_live) {
+        /* the same conversion recorder_ticks.c gave the memory chunks */
+        spi_tick_map *map = &c->session->spilled_map;
+        for (size_t i = 0; i < s->count; i++) {
+            spi_event *e = &c->buffer[i];
+            int64_t start = spi_tick_map_ns(map, e->start_ns);
+            int64_t end = spi_tick_map_ns(map, e->start_ns + e->duration_ns);
+            e->start_ns = start;
+            e->duration_ns = end - start;
+        }
+    }
+    *events = c->buffer;
+    *count = (size_t)s->count;
+    return SP_OK;
+}
+
+int spi_event_cursor_next(spi_event_cursor *c, const spi_event **events, size_t *count) {
+    *events = NULL;
+    *count = 0;
+    release_previous(c);
+    if (c->next_spilled < c->thread->spilled_count) return read_spilled(c, events, count);
+    while (c->chunk && c->chunk->used == 0) {
+        c->previous = c->chunk;
+        c->chunk = c->chunk->next;
+        release_previous(c);
+    }
+    if (!c->chunk) return SP_OK;
+    *events = c->chunk->events;
+    *count = c->chunk->used;
+    c->previous = c->chunk;
+    c->chunk = c->chunk->next;
+    return SP_OK;
+}
+
+void spi_event_cursor_close(spi_event_cursor *c) {
+    release_previous(c);
+    spi_free(c->buffer);
+    c->buffer = NULL;
+}

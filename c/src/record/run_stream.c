@@ -1,0 +1,508 @@
+/*
+ * run_stream.c - a bounded trace's finalize: one rank's rows streamed from
+ * the spill file and memory in bounded slices (spi_run_collect_stream,
+ * run.h), with exactly what the in-memory path (run.c) writes.
+ *
+ * The file wants each row's calls in (start, id) order, rows in region
+ * registration order; the threads recorded them in end order, thread by
+ * thread. One pass per thread (event_cursor.h: its spilled chunks, then its
+ * memory chunks, each released once read) turns every event into a 40-byte
+ * call (start, duration, id, parent id, region, thread), counts the rows and
+ * their totals, and computes exclusive times (below). The calls collect in
+ * a run buffer; a full buffer is sorted by (region, start, id) and appended
+ * to the spill file as a sorted run. The rows are then served by a k-way
+ * merge of the runs (a heap over one small read buffer per run), which
+ * yields the calls in exactly the file's order: an external merge sort in
+ * RUN_BYTES + SCRATCH_BYTES + MERGE_BYTES of memory whatever the trace's
+ * length. A trace whose calls fit in one run is never written back.
+ *
+ * Exclusive time without a per-call array: events come in end order
+ * (post-order), so a call's children all come before it. A stack of
+ * (sequence, child time) pairs holds the calls that have had a child
+ * finished and have not finished themselves; a finishing call takes its
+ * own entry (its children's total) and adds its duration to its parent's
+ * entry. Entries of calls that never finish (still open, or dropped after
+ * a failed flush) are popped as stale when a call outside them finishes;
+ * matching is by exact sequence, so the totals equal run.c's.
+ *
+ * Statistics: count and total per row come from the pass, so the mean is
+ * known before the merge and the rest is computed as the calls stream by
+ * (spi_stats_stream: bit for bit spi_stats_compute).
+ */
+#include "record/run.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "record/event_cursor.h"
+#include "record/openmp.h"
+#include "record/registry.h"
+#include "util/alloc.h"
+
+#define RUN_BYTES ((size_t)16 << 20)     /* calls sorted per run */
+#define SCRATCH_BYTES RUN_BYTES          /* the run's sorted copy */
+#define MERGE_BYTES ((size_t)16 << 20)   /* read buffers of all runs */
+#define MIN_CURSOR_CALLS 256
+#define SLICE_CALLS 65536                /* calls per slice served */
+
+typedef struct stream_call {
+    int64_t start;
+    int64_t duration;
+    int64_t call_id;
+    int64_t parent_id;
+    uint32_t region;
+    uint32_t thread;
+} stream_call;
+
+typedef struct run_span {
+    uint64_t offset;          /* in the spill file */
+    uint64_t count;
+} run_span;
+
+typedef struct run_cursor {
+    stream_call *buffer;      /* the run itself when it stayed in memory */
+    size_t capacity;
+    size_t at;
+    size_t filled;
+    uint64_t next_offset;     /* in the spill file */
+    uint64_t left;            /* calls of the run not yet in the buffer */
+} run_cursor;
+
+typedef struct stream_source {
+    spi_row_source base;      /* first: the profile holds a pointer to it */
+    spi_spill *spill;         /* owned: the session's, taken over */
+    run_span *runs;
+    size_t run_count;
+    size_t run_capacity;
+    stream_call *memory_run;  /* the only run, when it fit in memory */
+    run_cursor *cursors;
+    size_t *heap;             /* cursor indices, smallest call on top */
+    size_t heap_size;
+    size_t row_count;
+    uint32_t *row_region;     /* registry handle of each row */
+    uint64_t *row_calls;
+    uint64_t *row_totals;     /* sum of durations, wrapping like the stats */
+    spi_stats *stats;         /* final statistics per finished row */
+    size_t current_row;       /* SIZE_MAX before the first request */
+    uint64_t taken;           /* calls of current_row served */
+    spi_stats_stream accumulator;
+    int64_t *slice;           /* 5 columns of SLICE_CALLS */
+    bool with_threads;
+} stream_source;
+
+/* The pass over the threads. */
+typedef struct pending_call {
+    int64_t sequence;
+    int64_t child_ns;
+} pending_call;
+
+typedef struct stream_pass {
+    stream_source *source;
+    stream_call *buffer;      /* RUN_BYTES */
+    stream_call *scratch;     /* SCRATCH_BYTES */
+    size_t buffered;
+    size_t capacity;
+    uint64_t *region_calls;   /* [region_count] */
+    uint64_t *region_totals;
+    int64_t *region_exclusive;
+    uint64_t *bucket;         /* counting sort offsets, [region_count + 1] */
+    int region_count;
+    pending_call *pending;
+    size_t pending_count;
+    size_t pending_capacity;
+} stream_pass;
+
+static int compare_calls(const void *a, const void *b) {
+    const stream_call *x = a, *y = b;
+    if (x->region != y->region) return x->region < y->region ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return (x->call_id > y->call_id) - (x->call_id < y->call_id);
+}
+
+static bool call_before(const stream_call *x, const stream_call *y) {
+    return compare_calls(x, y) < 0;
+}
+
+/* ---- the pass: sorted runs ---------------------------------------------------- */
+
+/* Sort the buffered calls into scratch: by region with a stable counting
+ * sort (linear), then each region's calls by (start, id), which only
+ * recursion or several threads in one run can have left out of order. */
+static void sort_buffer(stream_pass *p) {
+    uint64_t *bucket = p->bucket;
+    memset(bucket, 0, ((size_t)p->region_count + 1) * sizeof *bucket);
+    for (size_t i = 0; i < p->buffered; i++) bucket[p->buffer[i].region + 1]++;
+    for (int r = 0; r < p->region_count; r++) bucket[r + 1] += bucket[r];
+    for (size_t i = 0; i < p->buffered; i++) p->scratch[bucket[p->buffer[i].region]++] = p->buffer[i];
+    for (size_t first = 0; first < p->buffered;) {
+        size_t last = first + 1;
+        bool sorted = true;
+        while (last < p->buffered && p->scratch[last].region == p->scratch[first].region) {
+            sorted = sorted && call_before(&p->scratch[last - 1], &p->scratch[last]);
+            last++;
+        }
+        if (!sorted) qsort(p->scratch + first, last - first, sizeof *p->scratch, compare_calls);
+        first = last;
+    }
+}
+
+/* A full run buffer: sorted and appended to the spill file. */
+static int emit_run(stream_pass *p) {
+    stream_source *s = p->source;
+    if (p->buffered == 0) return SP_OK;
+    if (!p->scratch && !(p->scratch = spi_malloc(SCRATCH_BYTES))) return SP_ERR_OUT_OF_MEMORY;
+    sort_buffer(p);
+    if (s->run_count == s->run_capacity) {
+        size_t capacity = s->run_capacity ? s->run_capacity * 2 : 16;
+        run_span *grown = spi_reallocarray(s->runs, capacity, sizeof *grown);
+        if (!grown) return SP_ERR_OUT_OF_MEMORY;
+        s->runs = grown;
+        s->run_capacity = capacity;
+    }
+    uint64_t offset;
+    if (spi_spill_append(s->spill, p->scratch, p->buffered * sizeof *p->scratch, &offset) != 0)
+        return SP_ERR_OUTPUT;
+    s->runs[s->run_count++] = (run_span){offset, p->buffered};
+    p->buffered = 0;
+    return SP_OK;
+}
+
+static int push_pending(stream_pass *p, int64_t sequence, int64_t child_ns) {
+    if (p->pending_count == p->pending_capacity) {
+        size_t capacity = p->pending_capacity ? p->pending_capacity * 2 : 64;
+        pending_call *grown = spi_reallocarray(p->pending, capacity, sizeof *grown);
+        if (!grown) return SP_ERR_OUT_OF_MEMORY;
+        p->pending = grown;
+        p->pending_capacity = capacity;
+    }
+    p->pending[p->pending_count++] = (pending_call){sequence, child_ns};
+    return SP_OK;
+}
+
+/* Exclusive time of one event, in end order (see the top of the file). */
+static int add_exclusive(stream_pass *p, const spi_thread *t, const spi_event *e) {
+    int64_t child_ns = 0;
+    while (p->pending_count && p->pending[p->pending_count - 1].sequence > e->sequence)
+        p->pending_count--;
+    if (p->pending_count && p->pending[p->pending_count - 1].sequence == e->sequence)
+        child_ns = p->pending[--p->pending_count].child_ns;
+    p->region_exclusive[SPI_EVENT_REGION(e)] += e->duration_ns - child_ns;
+    int64_t parent = spi_event_parent_sequence(t, e);
+    if (parent < 0) return SP_OK;
+    while (p->pending_count && p->pending[p->pending_count - 1].sequence > parent)
+        p->pending_count--;
+    if (p->pending_count && p->pending[p->pending_count - 1].sequence == parent) {
+        p->pending[p->pending_count - 1].child_ns += e->duration_ns;
+        return SP_OK;
+    }
+    return push_pending(p, parent, e->duration_ns);
+}
+
+/* Which sequences a thread recorded, when some of its calls were dropped
+ * (run.c's rule: a child of a dropped call becomes a root). One bit per
+ * call, only after a failed flush. NULL when nothing was dropped. */
+static int recorded_bits(spi_session *session, spi_thread *t, uint8_t **bits) {
+    *bits = NULL;
+    if (t->dropped_events == 0) return SP_OK;
+    uint8_t *b = spi_calloc((size_t)t->next_sequence / 8 + 1, 1);
+    if (!b) return SP_ERR_OUT_OF_MEMORY;
+    spi_event_cursor cursor;
+    spi_event_cursor_open(&cursor, session, t, false);
+    const spi_event *events;
+    size_t n;
+    int status;
+    while ((status = spi_event_cursor_next(&cursor, &events, &n)) == SP_OK && n)
+        for (size_t i = 0; i < n; i++)
+            b[events[i].sequence / 8] |= (uint8_t)(1u << (events[i].sequence % 8));
+    spi_event_cursor_close(&cursor);
+    if (status != SP_OK) spi_free(b);
+    else *bits = b;
+    return status;
+}
+
+static int pass_thread(stream_pass *p, spi_session *session, spi_thread *t, int64_t base,
+                       const spi_omp_hosts *hosts) {
+    uint8_t *recorded;
+    int status = recorded_bits(session, t, &recorded);
+    if (status != SP_OK) return status;
+    p->pending_count = 0;
+    spi_event_cursor cursor;
+    spi_event_cursor_open(&cursor, session, t, true);
+    const spi_event *events;
+    size_t n;
+    while (status == SP_OK && (status = spi_event_cursor_next(&cursor, &events, &n)) == SP_OK && n) {
+        for (size_t i = 0; i < n && status == SP_OK; i++) {
+            const spi_event *e = &events[i];
+            uint32_t region = SPI_EVENT_REGION(e);
+            p->region_calls[region]++;
+            p->region_totals[region] += (uint64_t)e->duration_ns;
+            status = add_exclusive(p, t, e);
+            if (p->buffered == p->capacity && status == SP_OK) status = emit_run(p);
+            p->buffer[p->buffered++] = (stream_call){
+                .start = e->start_ns, .duration = e->duration_ns, .call_id = base + e->sequence,
+                .parent_id = spi_run_parent_id(t, e, base, recorded, hosts),
+                .region = region, .thread = (uint32_t)t->index};
+        }
+    }
+    spi_event_cursor_close(&cursor);
+    spi_free(recorded);
+    return status;
+}
+
+/* ---- the merge: rows served in order ------------------------------------------- */
+
+static int fill_cursor(stream_source *s, run_cursor *c) {
+    size_t n = c->left < c->capacity ? (size_t)c->left : c->capacity;
+    if (spi_spill_read(s->spill, c->next_offset, c->buffer, n * sizeof *c->buffer) != 0)
+        return SP_ERR_OUTPUT;
+    c->next_offset += n * sizeof *c->buffer;
+    c->left -= n;
+    c->at = 0;
+    c->filled = n;
+    return SP_OK;
+}
+
+static const stream_call *cursor_call(const stream_source *s, size_t k) {
+    const run_cursor *c = &s->cursors[k];
+    return &c->buffer[c->at];
+}
+
+static void sift_down(stream_source *s, size_t i) {
+    for (;;) {
+        size_t smallest = i, l = 2 * i + 1, r = l + 1;
+        if (l < s->heap_size &&
+            call_before(cursor_call(s, s->heap[l]), cursor_call(s, s->heap[smallest])))
+            smallest = l;
+        if (r < s->heap_size &&
+            call_before(cursor_call(s, s->heap[r]), cursor_call(s, s->heap[smallest])))
+            smallest = r;
+        if (smallest == i) return;
+        size_t swap = s->heap[i];
+        s->heap[i] = s->heap[smallest];
+        s->heap[smallest] = swap;
+        i = smallest;
+    }
+}
+
+static int open_merge(stream_source *s) {
+    size_t runs = s->memory_run ? 1 : s->run_count;
+    s->cursors = spi_calloc(runs ? runs : 1, sizeof *s->cursors);
+    s->heap = spi_calloc(runs ? runs : 1, sizeof *s->heap);
+    if (!s->cursors || !s->heap) return SP_ERR_OUT_OF_MEMORY;
+    if (s->memory_run) {
+        s->cursors[0] = (run_cursor){.buffer = s->memory_run, .filled = s->runs[0].count};
+        s->heap[s->heap_size++] = 0;
+        return SP_OK;
+    }
+    size_t per_run = MERGE_BYTES / sizeof(stream_call) / (runs ? runs : 1);
+    if (per_run < MIN_CURSOR_CALLS) per_run = MIN_CURSOR_CALLS;
+    for (size_t k = 0; k < runs; k++) {
+        run_cursor *c = &s->cursors[k];
+        c->capacity = per_run;
+        c->buffer = spi_malloc(per_run * sizeof *c->buffer);
+        if (!c->buffer) return SP_ERR_OUT_OF_MEMORY;
+        c->next_offset = s->runs[k].offset;
+        c->left = s->runs[k].count;
+        int status = fill_cursor(s, c);
+        if (status != SP_OK) return status;
+        if (c->filled) s->heap[s->heap_size++] = k;
+    }
+    for (size_t i = s->heap_size / 2; i-- > 0;) sift_down(s, i);
+    return SP_OK;
+}
+
+/* The smallest call left, or NULL when the runs are exhausted. */
+static int take_call(stream_source *s, stream_call *out) {
+    if (s->heap_size == 0) return SP_ERR_CORRUPT;
+    run_cursor *c = &s->cursors[s->heap[0]];
+    *out = c->buffer[c->at++];
+    if (c->at == c->filled) {
+        if (c->left && !s->memory_run) {
+            int status = fill_cursor(s, c);
+            if (status != SP_OK) return status;
+        } else {
+            s->heap[0] = s->heap[--s->heap_size];
+        }
+    }
+    if (s->heap_size) sift_down(s, 0);
+    return SP_OK;
+}
+
+static int source_next(spi_row_source *base, size_t row, size_t max, spi_call_slice *slice,
+                       spi_error *err) {
+    stream_source *s = (stream_source *)base;
+    *slice = (spi_call_slice){0};
+    if (row >= s->row_count || (row != s->current_row && s->current_row != SIZE_MAX &&
+                                (row != s->current_row + 1 || s->taken != s->row_calls[s->current_row])))
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                             "rows of a streamed trace asked out of order");
+    if (row != s->current_row) {
+        s->current_row = row;
+        s->taken = 0;
+        spi_stats_stream_begin(&s->accumulator, s->row_calls[row], s->row_totals[row]);
+    }
+    uint64_t left = s->row_calls[row] - s->taken;
+    size_t n = max < SLICE_CALLS ? max : SLICE_CALLS;
+    if (left < n) n = (size_t)left;
+    int64_t *starts = s->slice, *durations = starts + SLICE_CALLS, *ids = durations + SLICE_CALLS,
+            *parents = ids + SLICE_CALLS, *threads = parents + SLICE_CALLS;
+    for (size_t i = 0; i < n; i++) {
+        stream_call call;
+        int status = take_call(s, &call);
+        if (status == SP_OK && call.region != s->row_region[row]) status = SP_ERR_CORRUPT;
+        if (status != SP_OK)
+            return spi_error_set(err, status, status == SP_ERR_OUTPUT
+                                                  ? "cannot read back the spill file"
+                                                  : "the streamed calls do not match their rows");
+        starts[i] = call.start;
+        durations[i] = call.duration;
+        ids[i] = call.call_id;
+        parents[i] = call.parent_id;
+        threads[i] = call.thread;
+    }
+    spi_stats_stream_add(&s->accumulator, starts, durations, n);
+    s->taken += n;
+    if (s->taken == s->row_calls[row]) spi_stats_stream_end(&s->accumulator, &s->stats[row]);
+    *slice = (spi_call_slice){.count = n, .starts = starts, .durations = durations,
+                              .call_ids = ids, .parent_ids = parents,
+                              .thread_ids = s->with_threads ? threads : NULL};
+    return SP_OK;
+}
+
+static const spi_stats *source_row_stats(spi_row_source *base, size_t row) {
+    return &((stream_source *)base)->stats[row];
+}
+
+static void source_release(spi_row_source *base) {
+    stream_source *s = (stream_source *)base;
+    if (s->cursors && !s->memory_run)
+        for (size_t k = 0; k < s->run_count; k++) spi_free(s->cursors[k].buffer);
+    spi_free(s->cursors);
+    spi_free(s->heap);
+    spi_free(s->memory_run);
+    spi_free(s->runs);
+    spi_free(s->row_region);
+    spi_free(s->row_calls);
+    spi_free(s->row_totals);
+    spi_free(s->stats);
+    spi_free(s->slice);
+    spi_spill_close(s->spill);
+    spi_free(s);
+}
+
+/* ---- rows ------------------------------------------------------------------------ */
+
+static int build_rows(stream_pass *p, uint32_t rank, spi_profile *profile) {
+    stream_source *s = p->source;
+    size_t rows = 0;
+    for (int r = 0; r < p->region_count; r++) rows += p->region_calls[r] != 0;
+    profile->rows = spi_calloc(rows ? rows : 1, sizeof *profile->rows);
+    profile->names = spi_calloc(rows ? rows : 1, sizeof *profile->names);
+    s->row_region = spi_malloc((rows ? rows : 1) * sizeof *s->row_region);
+    s->row_calls = spi_malloc((rows ? rows : 1) * sizeof *s->row_calls);
+    s->row_totals = spi_malloc((rows ? rows : 1) * sizeof *s->row_totals);
+    s->stats = spi_calloc(rows ? rows : 1, sizeof *s->stats);
+    if (!profile->rows || !profile->names || !s->row_region || !s->row_calls || !s->row_totals ||
+        !s->stats)
+        return SP_ERR_OUT_OF_MEMORY;
+    for (int r = 0; r < p->region_count; r++) {
+        if (!p->region_calls[r]) continue;
+        size_t i = profile->row_count;
+        profile->names[i] = spi_strdup(spi_registry_get(r)->text);
+        if (!profile->names[i]) return SP_ERR_OUT_OF_MEMORY;
+        profile->name_count++;
+        profile->rows[i] = (spi_row){.region = (uint32_t)i, .rank = rank,
+                                     .count = p->region_calls[r],
+                                     .exclusive_total = p->region_exclusive[r],
+                                     .source_line = -1};
+        s->row_region[i] = (uint32_t)r;
+        s->row_calls[i] = p->region_calls[r];
+        s->row_totals[i] = p->region_totals[r];
+        profile->event_count += p->region_calls[r];
+        profile->row_count++;
+    }
+    s->row_count = profile->row_count;
+    return SP_OK;
+}
+
+static void free_pass(stream_pass *p) {
+    spi_free(p->buffer);
+    spi_free(p->scratch);
+    spi_free(p->region_calls);
+    spi_free(p->region_totals);
+    spi_free(p->region_exclusive);
+    spi_free(p->bucket);
+    spi_free(p->pending);
+}
+
+int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *profile,
+                           spi_run_report *report) {
+    stream_source *s = spi_calloc(1, sizeof *s);
+    if (!s) return SP_ERR_OUT_OF_MEMORY;
+    s->base = (spi_row_source){source_next, source_row_stats, source_release};
+    s->current_row = SIZE_MAX;
+    /* the profile owns the source, and through it the spill file, once the
+     * session's events were read (below) */
+    s->spill = session->spill;
+    profile->source = &s->base;
+
+    stream_pass p = {.source = s, .region_count = spi_registry_count(),
+                     .capacity = RUN_BYTES / sizeof(stream_call)};
+    size_t regions = (size_t)(p.region_count ? p.region_count : 1);
+    p.buffer = spi_malloc(RUN_BYTES);
+    p.region_calls = spi_calloc(regions, sizeof *p.region_calls);
+    p.region_totals = spi_calloc(regions, sizeof *p.region_totals);
+    p.region_exclusive = spi_calloc(regions, sizeof *p.region_exclusive);
+    p.bucket = spi_calloc(regions + 1, sizeof *p.bucket);
+    s->slice = spi_malloc(5 * SLICE_CALLS * sizeof *s->slice);
+    int status = p.buffer && p.region_calls && p.region_totals && p.region_exclusive && p.bucket &&
+                         s->slice
+                     ? SP_OK
+                     : SP_ERR_OUT_OF_MEMORY;
+
+    /* call ids: each thread's sequences offset by the threads before it */
+    int64_t *bases = spi_calloc((size_t)session->thread_count + 1, sizeof *bases);
+    if (!bases && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
+    size_t index = 0;
+    int64_t next_base = 0;
+    for (const spi_thread *t = session->threads; bases && t; t = t->next) {
+        bases[index++] = next_base;
+        next_base += t->next_sequence;
+        if (t->spilled_count || (t->head && t->head->used)) report->recording_threads++;
+    }
+    s->with_threads = report->recording_threads > 1;
+    spi_omp_hosts *hosts = NULL;
+    if (status == SP_OK) status = spi_omp_hosts_build(&hosts, session, bases);
+    index = 0;
+    for (spi_thread *t = session->threads; t && status == SP_OK; t = t->next, index++)
+        status = pass_thread(&p, session, t, bases[index], hosts);
+    spi_omp_hosts_free(hosts);
+    spi_free(bases);
+
+    /* the calls that fit in one buffer stay there, sorted; else a last run */
+    if (status == SP_OK && s->run_count == 0) {
+        p.scratch = spi_malloc(p.buffered ? p.buffered * sizeof *p.scratch : 1);
+        if (!p.scratch) status = SP_ERR_OUT_OF_MEMORY;
+        if (status == SP_OK) {
+            sort_buffer(&p);
+            s->runs = spi_malloc(sizeof *s->runs);
+            if (!s->runs) status = SP_ERR_OUT_OF_MEMORY;
+        }
+        if (status == SP_OK) {
+            s->runs[0] = (run_span){0, p.buffered};
+            s->run_count = 1;
+            s->memory_run = p.scratch;
+            p.scratch = NULL;
+        }
+    } else if (status == SP_OK) {
+        status = emit_run(&p);
+    }
+    if (status == SP_OK) status = build_rows(&p, rank, profile);
+    free_pass(&p);
+    if (status == SP_OK) status = open_merge(s);
+    profile->event_columns = SPI_EV_BIT(SPI_EV_CALL_IDS) | SPI_EV_BIT(SPI_EV_PARENT_IDS);
+    if (s->with_threads) profile->event_columns |= SPI_EV_BIT(SPI_EV_THREAD_IDS);
+    if (status == SP_OK && s->with_threads) status = spi_run_fill_threads(session, rank, profile);
+    session->spill = NULL;
+    return status;
+}

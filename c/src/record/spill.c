@@ -1,0 +1,94 @@
+/*
+ * spill.c - the unlinked spill file of a bounded trace (spill.h).
+ *
+ * O_TMPFILE gives a file that never had a name; where the file system
+ * cannot (NFS, old kernels) a hidden name is made with mkstemp and removed
+ * at once. Either way nothing is left behind, whatever ends the process.
+ */
+#include "record/spill.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+
+static int open_unnamed(const char *directory) {
+#ifdef O_TMPFILE
+    int fd = open(directory, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    if (errno != EOPNOTSUPP && errno != EISDIR && errno != ENOENT && errno != EINVAL) return -1;
+#endif
+    size_t length = strlen(directory) + 64;
+    char *name = spi_malloc(length);
+    if (!name) {
+        errno = ENOMEM;
+        return -1;
+    }
+    snprintf(name, length, "%s/.scope-profiler-spill.%ld.XXXXXX", directory, (long)getpid());
+    int named = mkostemp(name, O_CLOEXEC);
+    if (named >= 0) unlink(name);
+    int saved = errno;
+    spi_free(name);
+    errno = saved;
+    return named;
+}
+
+int spi_spill_open(spi_spill **spill, const char *output_path, spi_error *err) {
+    *spill = NULL;
+    char *copy = spi_strdup(output_path);
+    if (!copy) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+    const char *directory = dirname(copy);
+    int fd = open_unnamed(directory);
+    if (fd < 0) {
+        int status = spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot create the spill file: %s",
+                                   directory, strerror(errno));
+        spi_free(copy);
+        return status;
+    }
+    spi_free(copy);
+    spi_spill *s = spi_calloc(1, sizeof *s);
+    if (!s) {
+        close(fd);
+        return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+    }
+    s->fd = fd;
+    *spill = s;
+    return SP_OK;
+}
+
+int spi_spill_append(spi_spill *spill, const void *data, size_t bytes, uint64_t *offset) {
+    uint64_t at = atomic_fetch_add(&spill->end, bytes);
+    const char *p = data;
+    for (size_t done = 0; done < bytes;) {
+        ssize_t n = pwrite(spill->fd, p + done, bytes - done, (off_t)(at + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? errno : ENOSPC;
+        done += (size_t)n;
+    }
+    atomic_fetch_add_explicit(&spill->written, bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&spill->writes, 1, memory_order_relaxed);
+    *offset = at;
+    return 0;
+}
+
+int spi_spill_read(const spi_spill *spill, uint64_t offset, void *data, size_t bytes) {
+    char *p = data;
+    for (size_t done = 0; done < bytes;) {
+        ssize_t n = pread(spill->fd, p + done, bytes - done, (off_t)(offset + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return n < 0 ? errno : EIO;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+void spi_spill_close(spi_spill *spill) {
+    if (!spill) return;
+    close(spill->fd);
+    spi_free(spill);
+}

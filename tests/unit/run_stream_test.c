@@ -1,0 +1,153 @@
+/*
+ * run_stream_test.c - a bounded trace's streaming finalize (run_stream.c)
+ * gives exactly what the in-memory path (run.c) gives, on the SAME recorded
+ * session: the session is recorded once with a small limit (so it flushes
+ * to its spill file), then copied whole into memory for run.c, and both
+ * profiles are written; ctest compares the two files with h5diff, every
+ * dataset byte for byte.
+ *
+ * The workload has what makes the streaming path work: several threads,
+ * recursion (rows out of start order), a call still open at finalize,
+ * more calls than one sorted run holds (an external merge of several runs).
+ *
+ * Usage: run_stream_test DIR [tsc]
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/h5_writer.h"
+#include "record/clock.h"
+#include "record/event_cursor.h"
+#include "record/recorder.h"
+#include "record/run.h"
+#include "record/spill.h"
+#include "scope_profiler.h"
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "run_stream_test: " __VA_ARGS__);                  \
+            fprintf(stderr, "\n");                                             \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
+
+static int regions[4];
+
+static void recurse(int depth) {
+    sp_begin(regions[2 + depth % 2]);
+    if (depth > 0) recurse(depth - 1);
+    sp_end(regions[2 + depth % 2]);
+}
+
+static void *work(void *arg) {
+    long calls = (long)(intptr_t)arg;
+    for (long i = 0; i < calls; i++) {
+        sp_begin(regions[1]);
+        if (i % 97 == 0) recurse(6);
+        sp_end(regions[1]);
+    }
+    return NULL;
+}
+
+/* The session with every event in memory: one chunk per thread holding
+ * what the cursor reads (spilled chunks converted, then memory chunks). */
+static spi_thread *materialize(spi_session *session) {
+    spi_thread *first = NULL, **link = &first;
+    for (spi_thread *t = session->threads; t; t = t->next) {
+        uint64_t total = 0;
+        for (size_t i = 0; i < t->spilled_count; i++) total += t->spilled[i].count;
+        for (spi_chunk *c = t->head; c; c = c->next) total += c->used;
+        spi_chunk *all = malloc(sizeof *all + (total ? total : 1) * sizeof(spi_event));
+        spi_thread *copy = malloc(sizeof *copy);
+        CHECK(all && copy, "out of memory");
+        *copy = *t;
+        *all = (spi_chunk){.capacity = total, .used = 0};
+        spi_event_cursor cursor;
+        spi_event_cursor_open(&cursor, session, t, false);
+        const spi_event *events;
+        size_t n;
+        while (spi_event_cursor_next(&cursor, &events, &n) == SP_OK && n) {
+            memcpy(all->events + all->used, events, n * sizeof *events);
+            all->used += n;
+        }
+        spi_event_cursor_close(&cursor);
+        CHECK(all->used == total, "thread %d: read %zu of %llu events", t->index, all->used,
+              (unsigned long long)total);
+        copy->head = copy->tail = total ? all : NULL;
+        if (!total) free(all);
+        copy->spilled_count = 0;
+        copy->next = NULL;
+        *link = copy;
+        link = &copy->next;
+    }
+    return first;
+}
+
+int main(int argc, char **argv) {
+    CHECK(argc >= 2, "usage: run_stream_test DIR [tsc]");
+    char memory_path[4096], stream_path[4096];
+    snprintf(memory_path, sizeof memory_path, "%s/memory.h5", argv[1]);
+    snprintf(stream_path, sizeof stream_path, "%s/stream.h5", argv[1]);
+    bool tsc = argc > 2 && strcmp(argv[2], "tsc") == 0;
+    char reason[256];
+    if (tsc && !spi_clock_tsc_usable(reason, sizeof reason)) {
+        printf("run_stream_test: no usable TSC (%s): the monotonic case only\n", reason);
+        tsc = false;
+    }
+
+    spi_error err;
+    spi_error_clear(&err);
+    spi_spill *spill;
+    CHECK(spi_spill_open(&spill, stream_path, &err) == SP_OK, "%s", err.message);
+    spi_recording recording = {.buffer_limit_bytes = (size_t)3 << 20, .spill = spill,
+                               .spill_label = stream_path, .tsc = tsc};
+    CHECK(spi_recorder_start(&recording) == SP_OK, "cannot start");
+    const char *names[4] = {"main", "work", "even", "odd"};
+    for (int i = 0; i < 4; i++) regions[i] = sp_region(names[i]);
+    sp_begin(regions[0]);
+    pthread_t threads[2];
+    for (int i = 0; i < 2; i++)
+        CHECK(pthread_create(&threads[i], NULL, work, (void *)(intptr_t)(300000 + 1000 * i)) == 0,
+              "pthread_create");
+    work((void *)(intptr_t)600000);
+    for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL);
+    /* "main" stays open: dropped at finalize, its children become roots */
+
+    spi_session session = spi_recorder_stop();
+    CHECK(spi_session_spilled(&session), "the session never flushed");
+    CHECK(atomic_load(&spill->writes) >= 20, "only %llu flushes",
+          (unsigned long long)atomic_load(&spill->writes));
+    CHECK(spi_recorder_convert_ticks(&session) == SP_OK, "tick conversion");
+
+    spi_session copy = session;
+    copy.threads = materialize(&session);
+    copy.spill = NULL;
+    spi_profile memory = {0}, stream = {0};
+    spi_run_report memory_report, stream_report;
+    CHECK(spi_run_collect(&copy, 0, &memory, &memory_report) == SP_OK, "in-memory collect");
+    CHECK(!memory.source, "the copy took the streaming path");
+    CHECK(spi_profile_write(&memory, memory_path, &err) == SP_OK, "%s", err.message);
+    CHECK(spi_run_collect(&session, 0, &stream, &stream_report) == SP_OK, "streaming collect");
+    CHECK(stream.source, "the spilled session did not stream");
+    CHECK(stream.event_count == memory.event_count && stream.event_count > 1200000,
+          "%llu streamed calls, %llu in memory", (unsigned long long)stream.event_count,
+          (unsigned long long)memory.event_count);
+    CHECK(stream_report.open_calls == 1 && memory_report.open_calls == 1, "open calls");
+    CHECK(spi_profile_write(&stream, stream_path, &err) == SP_OK, "%s", err.message);
+    printf("run_stream_test: %llu calls, %llu flushes, written both ways (%s clock)\n",
+           (unsigned long long)stream.event_count, (unsigned long long)0, tsc ? "tsc" : "monotonic");
+
+    spi_profile_free(&memory);
+    spi_profile_free(&stream);
+    for (spi_thread *t = copy.threads; t;) {
+        spi_thread *next = t->next;
+        free(t->head);
+        free(t);
+        t = next;
+    }
+    spi_recorder_release(&session);
+    return 0;
+}
