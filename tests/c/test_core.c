@@ -486,6 +486,7 @@ static void test_buffer_limit(void) {
     options.file_path = "limited.h5";
     options.quiet = 1;
     options.buffer_limit_bytes = 256 * 1024; /* a few chunks */
+    options.overflow = SP_OVERFLOW_DROP;
     REQUIRE(sp_setup_with_options(&options) == SP_OK);
     int r = sp_region("r");
     for (int i = 0; i < 100000; i++) {
@@ -499,6 +500,34 @@ static void test_buffer_limit(void) {
     CHECK(p.call_count > 0 && p.call_count < 100000);
     CHECK(p.call_count * 32 <= 256 * 1024);
     test_profile_free(&p);
+}
+
+/* The same limit with overflow = flush (the default): nothing is lost, the
+ * chunks went through the spill file, and no spill file is left behind. */
+static void test_buffer_limit_flush(void) {
+    sp_options options;
+    sp_options_init(&options);
+    options.file_path = "flushed.h5";
+    options.quiet = 1;
+    options.buffer_limit_bytes = 256 * 1024;
+    CHECK_EQ_INT(options.overflow, SP_OVERFLOW_AUTO);
+    REQUIRE(sp_setup_with_options(&options) == SP_OK);
+    int r = sp_region("r");
+    for (int i = 0; i < 100000; i++) {
+        sp_begin(r);
+        sp_end(r);
+    }
+    CHECK_EQ_INT(sp_last_error(), SP_OK);
+    CHECK_EQ_INT(sp_finalize(), SP_OK);
+    test_profile p;
+    REQUIRE(test_profile_load(&p, "flushed.h5") == 0);
+    CHECK_EQ_INT(p.call_count, 100000);
+    test_profile_free(&p);
+    DIR *dir = opendir(".");
+    REQUIRE(dir != NULL);
+    for (struct dirent *entry; (entry = readdir(dir));)
+        CHECK(strstr(entry->d_name, "spill") == NULL);
+    closedir(dir);
 }
 
 static void test_memory_only(void) {
@@ -780,6 +809,7 @@ static const named_test tests[] = {
     {"invalid_arguments", test_invalid_arguments},
     {"sized_and_long_names", test_sized_and_long_names},
     {"buffer_limit", test_buffer_limit},
+    {"buffer_limit_flush", test_buffer_limit_flush},
     {"memory_only", test_memory_only},
     {"nesting_error", test_nesting_error},
     {"invalid_handle_reported", test_invalid_handle_reported},

@@ -108,6 +108,7 @@ static int test_limit_valid_file(void) {
     o.file_path = "limited.h5";
     o.quiet = 1;
     o.buffer_limit_bytes = 16 << 10; /* 16 KiB: about 500 calls */
+    o.overflow = SP_OVERFLOW_DROP;
     o.clock = SP_CLOCK_MONOTONIC;
     REQUIRE_INT(sp_setup_with_options(&o) == SP_OK);
     for (int outer = 0; outer < 20; outer++) {
