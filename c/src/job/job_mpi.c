@@ -48,6 +48,7 @@ static int64_t node_count = 1;
 static int finalize_keyval = MPI_KEYVAL_INVALID;
 static void (*finalize_hook)(void) = NULL;
 static int inside_mpi_finalize = 0;
+static int deferred = 0; /* started before MPI_Init: join at finalize */
 
 typedef struct wire_counts {
     uint64_t rows;
@@ -135,6 +136,8 @@ static int count_nodes(spi_error *err) {
     return SP_OK;
 }
 
+static int join(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error *err);
+
 int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error *err) {
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
@@ -142,12 +145,34 @@ int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error
     job_rank = 0;
     job_size = 1;
     node_count = 1;
+    deferred = 0;
     if (!initialized || finalized) {
         if (mpi_comm)
             return spi_error_set(err, SP_ERR_MPI,
                                  "a communicator was given but MPI is not initialised");
-        return SP_OK; /* a serial run of an MPI build */
+        /* a serial run of an MPI build, or setup before MPI_Init: recording
+         * does not need MPI, so the job is decided at finalize */
+        deferred = !initialized;
+        finalize_hook = on_mpi_finalize;
+        return SP_OK;
     }
+    return join(mpi_comm, on_mpi_finalize, err);
+}
+
+int spi_job_join_late(const char **why_alone, spi_error *err) {
+    *why_alone = NULL;
+    if (job_comm != MPI_COMM_NULL) return SP_OK;
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized) *why_alone = "MPI was not initialised";
+    else if (finalized) *why_alone = "MPI was finalized before sp_finalize";
+    if (!deferred || !initialized || finalized) return SP_OK;
+    deferred = 0;
+    return join(NULL, finalize_hook, err);
+}
+
+static int join(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error *err) {
     MPI_Comm base = mpi_comm ? *(const MPI_Comm *)mpi_comm : MPI_COMM_WORLD;
     int rc = MPI_Comm_dup(base, &job_comm);
     if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "duplicating the communicator");
@@ -162,6 +187,25 @@ int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error
     }
     finalize_hook = on_mpi_finalize;
     if (status != SP_OK) spi_job_stop();
+    return status;
+}
+
+int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, spi_error *err) {
+    *all = NULL;
+    int size = job_comm == MPI_COMM_NULL ? 1 : job_size;
+    spi_rank_report *gathered = job_rank == 0 ? spi_calloc((size_t)size, sizeof *gathered) : NULL;
+    int status = job_rank == 0 && !gathered ? SP_ERR_OUT_OF_MEMORY : SP_OK;
+    if (job_comm == MPI_COMM_NULL) {
+        if (gathered) gathered[0] = *mine;
+    } else {
+        /* every rank takes part, whatever rank 0's allocation did */
+        int rc = MPI_Gather(mine, sizeof *mine, MPI_BYTE, gathered, sizeof *mine, MPI_BYTE, 0,
+                            job_comm);
+        if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering reports");
+    }
+    if (status == SP_OK) *all = gathered;
+    else spi_free(gathered);
+    if (status == SP_ERR_OUT_OF_MEMORY) spi_error_set(err, status, "out of memory");
     return status;
 }
 
@@ -180,6 +224,7 @@ void spi_job_stop(void) {
     }
     finalize_keyval = MPI_KEYVAL_INVALID;
     finalize_hook = NULL;
+    deferred = 0;
     if (job_comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&job_comm);
     job_comm = MPI_COMM_NULL;
     job_rank = 0;

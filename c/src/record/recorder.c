@@ -816,6 +816,8 @@ bool spi_session_spilled(const spi_session *stopped) {
 
 size_t spi_recorder_buffer_bytes(void) { return atomic_load(&buffer_bytes); }
 
+uint64_t spi_recorder_bad_ends(void) { return atomic_load(&unmatched_reports); }
+
 /* ---- fork ------------------------------------------------------------------- */
 
 void spi_recorder_fork_prepare(void) {

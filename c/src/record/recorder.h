@@ -270,6 +270,10 @@ void spi_recorder_fork_child(void);
  * (finalize then streams: run_stream.c). */
 bool spi_session_spilled(const spi_session *session);
 
+/* Ends that matched no open call (or a handle never issued) in the last
+ * session, whether their message was printed or suppressed. */
+uint64_t spi_recorder_bad_ends(void);
+
 /* Total bytes of event chunks allocated in the current session. */
 size_t spi_recorder_buffer_bytes(void);
 
