@@ -10,6 +10,8 @@
  *     (every call weighs the same; without per-call data the per-rank
  *     moments are combined exactly);
  *   - sp_summary_region_rank: one region on one rank;
+ *   - sp_summary_regions, sp_summary_rows: the same for every region (or
+ *     every row) in one call, linear in the file rather than quadratic;
  *   - sp_summary_percentile: any percentile (numpy "linear" method);
  *   - sp_summary_print: the region summary table, a call tree pooled over
  *     ranks by call path with "(own)" rows, as printed at the end of a run
@@ -115,6 +117,35 @@ typedef struct sp_region_summary {
 SP_API int sp_summary_region(const sp_results *results, size_t region, const uint32_t *ranks,
                              size_t rank_count, sp_region_summary *out, char *errbuf,
                              size_t errbuf_len);
+
+/**
+ * sp_summary_region for every region at once: out[r] for each r in
+ * [0, sp_results_region_count(results)), pooled over ranks[0..rank_count-1]
+ * (NULL = all). Use it rather than one sp_summary_region per region: it
+ * groups the rows by region once and builds each rank's call tree at most
+ * once, so it costs O(calls log calls + rows log rows + regions), where a
+ * loop over sp_summary_region costs regions x rows.
+ *
+ * out:     region_count elements, filled on SP_OK and SP_ERR_NESTING (then
+ *          the regions of a rank whose calls do not nest have exclusive_ns
+ *          -1 and SP_STAT_EXCLUSIVE clear); untouched on other errors.
+ * Returns: as sp_summary_region (SP_ERR_NESTING: errbuf names the first
+ *          such rank).
+ * Thread-safety: see the overview.
+ */
+SP_API int sp_summary_regions(const sp_results *results, const uint32_t *ranks,
+                              size_t rank_count, sp_region_summary *out, char *errbuf,
+                              size_t errbuf_len);
+
+/**
+ * Statistics of every row (one region on one rank) at once: out[i] for
+ * each i in [0, sp_results_row_count(results)) equals
+ * sp_summary_region_rank(results, row i's region, row i's rank), in the
+ * same time as sp_summary_regions.
+ * Returns and errors as sp_summary_regions.
+ */
+SP_API int sp_summary_rows(const sp_results *results, sp_region_summary *out, char *errbuf,
+                           size_t errbuf_len);
 
 /**
  * Statistics of region `region` on rank `rank` alone (FORMAT.md 7.1/7.2).
