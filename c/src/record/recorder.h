@@ -119,6 +119,8 @@ typedef struct spi_thread {
                                      calls note whether they began inside a
                                      parallel region (record/openmp.h) */
     int64_t next_anchor;     /* TSC: take an anchor at a begin from here on */
+    uint32_t known_regions;  /* handles below this were issued (a cache of
+                                the registry's count) */
     spi_frame *stack;
     size_t depth;
     size_t stack_capacity;
