@@ -119,12 +119,14 @@ static bool parse_bytes(const char *text, size_t *bytes) {
 }
 
 /* sp_options.buffer_limit_bytes, then $SCOPE_PROFILER_BUFFER_LIMIT, then
- * 256 MiB. */
-static size_t resolve_buffer_limit(size_t asked) {
+ * 256 MiB for a trace written to a file (it flushes beside it) and no limit
+ * for results kept in memory (nowhere to flush: a default bound would drop
+ * calls the program asked to keep). */
+static size_t resolve_buffer_limit(size_t asked, bool write_file) {
     if (asked != SP_BUFFER_LIMIT_DEFAULT) return asked;
     const char *value = env_text("SCOPE_PROFILER_BUFFER_LIMIT");
     size_t bytes;
-    if (!value) return DEFAULT_BUFFER_LIMIT;
+    if (!value) return write_file ? DEFAULT_BUFFER_LIMIT : 0;
     if (parse_bytes(value, &bytes)) return bytes;
     spi_diag("SCOPE_PROFILER_BUFFER_LIMIT=%s is not a size in bytes (e.g. 256M, 1G, 0 for no "
              "limit); using 256 MiB", value);
@@ -308,7 +310,8 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     /* Counters before the recorder: threads attach their counters as soon
      * as recording starts. */
     status = spi_counters_configure(options);
-    spi_recording recording = {.buffer_limit_bytes = resolve_buffer_limit(options->buffer_limit_bytes),
+    spi_recording recording = {.buffer_limit_bytes = resolve_buffer_limit(options->buffer_limit_bytes,
+                                                                         config.write_file),
                                .spill_label = config.file_path,
                                .aggregate = config.aggregate, .tsc = config.tsc,
                                .hooks = spi_counters_hooks()};
