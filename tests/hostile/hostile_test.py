@@ -28,6 +28,19 @@ TIMEOUT = 90          # seconds per tool run (the tools' own read timeout is low
 MUTANTS_PER_FILE = 9  # x 12 fixtures
 
 FAILURES = []
+HDF5_FAULTS = []
+
+
+def hdf5_fault(err):
+    """True when a sanitizer report's first frame past the interceptor is
+    inside libhdf5."""
+    if "ERROR: AddressSanitizer" not in err:
+        return False
+    for line in err.splitlines():
+        line = line.strip()
+        if line.startswith("#1 "):
+            return "libhdf5" in line
+    return False
 
 
 def env():
@@ -49,6 +62,13 @@ def run(tool, argv, allowed=(0, 2)):
         return None
     took = time.monotonic() - started
     err = p.stderr.decode("utf-8", "replace")
+    if p.returncode == 1 and 1 not in allowed and hdf5_fault(err):
+        # A sanitizer build reports a fault inside libhdf5 (not built with
+        # the sanitizer; its memcpy is intercepted) itself and exits 1; a
+        # normal build faults there and the tool's isolation turns that into
+        # exit 2. Not ours to fix: counted as that exit 2.
+        HDF5_FAULTS.append(" ".join(cmd))
+        return None
     if p.returncode < 0:
         FAILURES.append(f"{' '.join(cmd)}: killed by signal "
                         f"{signal.Signals(-p.returncode).name}\n{err[-2000:]}")
@@ -176,6 +196,8 @@ def main():
     {"crafted": crafted, "mutants": mutants, "merge": merge}[ARGS.part]()
     for f in FAILURES:
         print("FAIL:", f, "\n")
+    for f in HDF5_FAULTS:
+        print("note: fault inside libhdf5 reported by the sanitizer:", f)
     print(f"{ARGS.part}: {len(FAILURES)} failure(s) in {time.monotonic() - started:.1f} s")
     return 1 if FAILURES else 0
 
