@@ -21,7 +21,7 @@ release_build "$root" "$work" scope-inspect scope-check scope-export scope-diff 
 bin="$work/build/cli"
 file="$work/bench-$events.h5"
 [ -f "$file" ] || /usr/bin/python3 "$root/bench/read/make_file.py" "$file" "$events"
-echo "== isolation cost, $events events ($(stat -c %s "$file") bytes); $(machine_line)"
+echo "== isolation cost, $events events ($(stat -L -c %s "$file") bytes); $(machine_line)"
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 run_once() { # prints seconds
   local start end
