@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cli_isolate.h"
 #include "scope_diff.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
@@ -427,7 +428,7 @@ static void print_json(FILE *out, const args *a, const diff_report *rep) {
 static sp_results *open_input(const char *path) {
     char msg[1024];
     sp_results *res = NULL;
-    int st = sp_results_open(path, 0, &res, msg, sizeof msg);
+    int st = cli_results_open(path, 0, &res, msg, sizeof msg);
     if (st == SP_OK) return res;
     /* The reader's messages name the file; say it once more only when one
      * does not (argument errors). */
@@ -437,6 +438,7 @@ static sp_results *open_input(const char *path) {
 }
 
 int main(int argc, char **argv) {
+    cli_isolate_start("scope-diff");
     args a;
     memset(&a, 0, sizeof a);
     int rc = parse_args(&a, argc, argv);

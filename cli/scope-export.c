@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cli_isolate.h"
 #include "cli_output.h"
 #include "export_formats.h"
 #include "flame_tree.h"
@@ -689,6 +690,7 @@ static int write_view(FILE *out, const char *dir, const sp_results *res, const a
 }
 
 int main(int argc, char **argv) {
+    cli_isolate_start("scope-export");
     args a;
     memset(&a, 0, sizeof a);
     int rc = parse_args(&a, argc, argv);
@@ -712,7 +714,7 @@ int main(int argc, char **argv) {
 
     char msg[1024];
     sp_results *res = NULL;
-    int st = sp_results_open(a.input, 0, &res, msg, sizeof msg);
+    int st = cli_results_open(a.input, 0, &res, msg, sizeof msg);
     if (st != SP_OK) {
         /* The reader's messages name the file; say it once more only when
          * one does not. */

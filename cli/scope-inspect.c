@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "cli_isolate.h"
 #include "inspect_counters.h"
 #include "inspect_mpi.h"
 #include "scope_profiler.h"
@@ -507,6 +508,7 @@ static int print_text(FILE *out, const sp_results *res, const args *a) {
 }
 
 int main(int argc, char **argv) {
+    cli_isolate_start("scope-inspect");
     args a = {0};
     int rc = parse_args(&a, argc, argv);
     if (rc) {
@@ -521,7 +523,7 @@ int main(int argc, char **argv) {
     for (size_t f = 0; f < a.file_count; f++) {
         char msg[1024];
         sp_results *res = NULL;
-        int st = sp_results_open(a.files[f], 0, &res, msg, sizeof msg);
+        int st = cli_results_open(a.files[f], 0, &res, msg, sizeof msg);
         if (st != SP_OK) {
             /* The reader's messages name the file; say it once more only
              * when one does not (argument errors). */
