@@ -181,18 +181,19 @@ static int settle_job(spi_error *err) {
     int status = spi_job_join_late(&why_alone, err);
     label_diagnostics();
     int rank, size;
-    if (status != SP_OK || spi_job_size() > 1 || !config.write_file || config.path_per_process ||
+    /* also after a failed join: alone, whatever the reason */
+    if (spi_job_size() > 1 || !config.write_file || config.path_per_process ||
         !spi_launcher_rank(&rank, &size) || size < 2)
         return status;
     char *own = spi_output_path_for_rank(config.file_path, rank);
-    if (!own) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+    if (!own) return status != SP_OK ? status : spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
     spi_diag("this process is rank %d of %d launched together, but the profile is not an MPI "
              "job's (%s): it writes %s for this rank alone (set up after MPI_Init and finalize "
              "before MPI_Finalize for one file of the whole job)",
              rank, size, why_alone ? why_alone : "sp_setup ran without MPI", own);
     spi_free(config.file_path);
     config.file_path = own;
-    return SP_OK;
+    return status;
 }
 
 /* fork(): a child does not continue the parent's session. It records
