@@ -286,8 +286,10 @@ int inspect_print_mpi(FILE *out, const sp_results *res, inspect_ranks selected) 
         const mpi_op_row *r = &t.rows[i];
         double lo, avg, hi, imb;
         spread(&t, r->rank_ns, &lo, &avg, &hi, &imb);
-        fprintf(out, "  %-16s %-15s %10llu %14lld%s %11.6f %11.6f %11.6f %11.6f %8.1f%%\n", r->op,
-                r->kind, (unsigned long long)r->calls, (long long)r->bytes,
+        char op[sizeof r->op * 4], kind[sizeof r->kind * 4];
+        fprintf(out, "  %-16s %-15s %10llu %14lld%s %11.6f %11.6f %11.6f %11.6f %8.1f%%\n",
+                cli_text(r->op, op, sizeof op), cli_text(r->kind, kind, sizeof kind),
+                (unsigned long long)r->calls, (long long)r->bytes,
                 r->unknown_bytes_calls ? "*" : " ", r->total_ns / 1e9, lo / 1e9, avg / 1e9,
                 hi / 1e9, imb);
         calls += r->calls;
@@ -311,9 +313,11 @@ int inspect_print_mpi(FILE *out, const sp_results *res, inspect_ranks selected) 
     size_t encl_n = 0;
     size_t *encl = enclosing_order(&t, res, &encl_n);
     if (encl_n) fprintf(out, "  MPI inside enclosing regions (direct children; seconds):\n");
+    char name[512];
     for (size_t i = 0; i < encl_n; i++)
         fprintf(out, "    %-40s %11.6f of %11.6f (%.1f%%)\n",
-                sp_results_region_name(res, encl[i]), t.enclosed_ns[encl[i]] / 1e9,
+                cli_text(sp_results_region_name(res, encl[i]), name, sizeof name),
+                t.enclosed_ns[encl[i]] / 1e9,
                 t.region_ns[encl[i]] / 1e9,
                 share_pct(t.enclosed_ns[encl[i]], t.region_ns[encl[i]]));
     free(encl);
