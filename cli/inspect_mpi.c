@@ -220,6 +220,18 @@ static int table_build(mpi_table *t, const sp_results *res, inspect_ranks select
     return SP_OK;
 }
 
+/* qsort has no context argument in C11: the MPI time per region being
+ * sorted by is reachable through this file-level pointer. Tools are
+ * single-threaded. */
+static const int64_t *sort_enclosed;
+
+static int cmp_enclosed(const void *pa, const void *pb) {
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    int64_t x = sort_enclosed[a], y = sort_enclosed[b];
+    if (x != y) return x > y ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
 /* The regions that enclose MPI calls, most MPI time first (count in *n). */
 static size_t *enclosing_order(const mpi_table *t, const sp_results *res, size_t *n) {
     size_t regions = sp_results_region_count(res), m = 0;
@@ -229,13 +241,11 @@ static size_t *enclosing_order(const mpi_table *t, const sp_results *res, size_t
     if (!order) return NULL;
     for (size_t r = 0; r < regions; r++)
         if (t->enclosed_ns[r] > 0) order[m++] = r;
-    /* insertion sort: few regions enclose MPI calls directly */
-    for (size_t i = 1; i < m; i++)
-        for (size_t j = i; j > 0 && t->enclosed_ns[order[j]] > t->enclosed_ns[order[j - 1]]; j--) {
-            size_t tmp = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = tmp;
-        }
+    /* qsort, not insertion sort: a file can have 10^5 regions that each
+     * enclose an MPI call. Ties keep the region order (index compared). */
+    sort_enclosed = t->enclosed_ns;
+    if (m) qsort(order, m, sizeof *order, cmp_enclosed);
+    sort_enclosed = NULL;
     *n = m;
     return order;
 }
