@@ -94,7 +94,9 @@ static const char usage_text[] =
     "          OUT/traces.otf2 for Vampir, otf2-print, ...; one location per rank\n"
     "          and thread, ranks as location groups (when built with OTF2)\n"
     "  folded  folded stacks (\"outer;inner weight\", weight = exclusive ns) for\n"
-    "          flamegraph.pl, inferno, speedscope; ranks pooled unless --per-rank\n"
+    "          flamegraph.pl, inferno, speedscope; ranks pooled unless --per-rank;\n"
+    "          paths deeper than 512 frames end in one \"[deeper frames folded]\"\n"
+    "          frame holding the time below (said on stderr; svg: not drawn)\n"
     "  svg     an interactive flame graph (hover for time and share, click to\n"
     "          zoom), one self-contained SVG; open it in a browser\n"
     "  Aggregate-layout files (no per-call events) give json, folded and svg\n"
@@ -666,7 +668,13 @@ static int write_view(FILE *out, const char *dir, const sp_results *res, const a
                  : flame_tree_from_rows(&t, res, ranks, a->rank_count, region_on, a->per_rank);
         if (st == SP_OK) st = flame_tree_sort(&t);
         if (st == SP_OK && a->format == FORMAT_FOLDED) {
-            st = flame_write_folded(out, &t);
+            uint64_t folded = 0;
+            st = flame_write_folded(out, &t, &folded);
+            if (st == SP_OK && folded)
+                fprintf(stderr, "scope-export: %s: call paths deeper than %d frames: %llu deeper "
+                                "nodes folded into \"%s\" frames at depth %d\n",
+                        sp_results_path(res), FLAME_PRINT_MAX_DEPTH,
+                        (unsigned long long)folded, FLAME_FOLDED_FRAME, FLAME_PRINT_MAX_DEPTH);
         } else if (st == SP_OK) {
             long label = sp_results_metadata_find(res, "label");
             const char *text = label >= 0 ? sp_results_metadata_string(res, (size_t)label) : NULL;

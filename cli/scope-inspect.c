@@ -395,18 +395,17 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
 
 static void print_clipped(FILE *out, const char *text) {
     /* Long values (PATH and friends) are clipped for a readable block;
-     * --json gives them whole. The cut avoids splitting a UTF-8 sequence. */
-    size_t len = strlen(text), max = 70;
-    if (len <= max) {
-        fputs(text, out);
-        return;
-    }
-    while (max > 0 && ((unsigned char)text[max] & 0xC0) == 0x80) max--;
-    fprintf(out, "%.*s [...]", (int)max, text);
+     * --json gives them whole. Escaped for the terminal (cli_text), which
+     * also cuts at a whole character or escape. */
+    char buf[71];
+    fputs(cli_text(text, buf, sizeof buf), out);
+    if (sp_escape_name(text, NULL, 0) >= sizeof buf) fputs(" [...]", out);
 }
 
 static void print_metadata(FILE *out, const sp_results *res) {
-    fprintf(out, "File:     %s\n", sp_results_path(res));
+    fputs("File:     ", out);
+    cli_text_put(out, sp_results_path(res));
+    fputc('\n', out);
     if (sp_results_format_kind(res) == SP_RESULTS_FORMAT_TRACE)
         fprintf(out, "Format:   native trace (.spt) version %d\n", sp_results_schema_version(res));
     else
@@ -433,14 +432,15 @@ static void print_metadata(FILE *out, const sp_results *res) {
         }
     size_t width = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t w = strlen(sp_results_metadata_key(res, i));
+        size_t w = sp_escape_name(sp_results_metadata_key(res, i), NULL, 0);
         if (w > width) width = w;
     }
     if (width > 32) width = 32;
     fputs("Metadata:\n", out);
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
-        fprintf(out, "  %-*s  ", (int)width, sp_results_metadata_key(res, i));
+        char key[256];
+        fprintf(out, "  %-*s  ", (int)width, cli_text(sp_results_metadata_key(res, i), key, sizeof key));
         int64_t iv;
         double dv;
         char buf[64];

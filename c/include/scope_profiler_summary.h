@@ -15,7 +15,9 @@
  *   - sp_summary_percentile: any percentile (numpy "linear" method);
  *   - sp_summary_print: the region summary table, a call tree pooled over
  *     ranks by call path with "(own)" rows, as printed at the end of a run
- *     and by scope-inspect.
+ *     and by scope-inspect;
+ *   - sp_escape_name: a name from a file made safe for a text table, the
+ *     escaping sp_summary_print applies, for programs printing their own.
  *
  * Typical call sequence:
  *
@@ -233,6 +235,28 @@ SP_API const char *sp_summary_column_names(void);
  */
 SP_API int sp_summary_print(const sp_results *results, FILE *out,
                             const sp_summary_options *options, char *errbuf, size_t errbuf_len);
+
+/**
+ * Copy `name` (a region, event, group or metadata name read from a file)
+ * into out[0..out_size-1] with every byte that could harm a terminal or a
+ * text table written as the four characters \xNN: the C0 controls
+ * (newline, tab, ESC, which starts ANSI escape sequences), DEL, the C1
+ * controls U+0080..U+009F, and every byte that is not part of well-formed
+ * UTF-8 (RFC 3629). Printable ASCII and other well-formed UTF-8 pass
+ * unchanged, a backslash too: the result is safe to print, not a
+ * reversible encoding (JSON and XML outputs need their own quoting). This
+ * is the escaping sp_summary_print applies to names.
+ *
+ * out:      always NUL-terminated when out_size > 0; a result that does not
+ *           fit is cut at a whole character or escape. out may be NULL when
+ *           out_size is 0 (to measure).
+ * name:     NULL is treated as "".
+ * Returns:  the length of the whole escaped name without its NUL, as
+ *           snprintf does: a result >= out_size means it was cut, and
+ *           result + 1 bytes hold it. Never fails.
+ * Thread-safety: reentrant, no global state.
+ */
+SP_API size_t sp_escape_name(const char *name, char *out, size_t out_size);
 
 #ifdef __cplusplus
 }

@@ -452,6 +452,52 @@ def case_names():
         fail("JSON must keep the exact name")
 
 
+def check_safe_stdout(what, path, *wanted):
+    """scope-inspect's text output of path: no raw control byte (but the
+    line breaks), valid UTF-8, and every escaped text of `wanted`."""
+    proc = subprocess.run([tool, "--ascii", path], capture_output=True)
+    if proc.returncode != 0:
+        fail(f"{what}: exit {proc.returncode}: {proc.stderr!r}")
+        return
+    out = proc.stdout
+    raw = sorted({b for b in out if (b < 0x20 and b != 0x0A) or b == 0x7F})
+    if raw:
+        fail(f"{what}: raw control bytes {raw} in the text output:\n{out!r}")
+    try:
+        out.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fail(f"{what}: invalid UTF-8 printed ({exc})")
+    for want in wanted:
+        if want not in out:
+            fail(f"{what}: escaped text {want!r} missing:\n{out.decode('utf-8', 'replace')}")
+
+
+def case_sections():
+    """The counter tables, the MPI section and the metadata block escape
+    what they print from the file (issue 19), as the summary table does:
+    ESC (ANSI sequences), control bytes, line breaks, invalid UTF-8."""
+    perf = os.path.join(os.getcwd(), "perf.h5")
+    shutil.copyfile(fixture("driver-perf"), perf)
+    with h5py.File(perf, "r+") as h5:
+        group = h5["rank0/perf_events"]
+        group.move("io.write", "io\x1b[2J.write")
+        group["assemble"].attrs.create(
+            "event_names", data=[b"task\x1b[31m-clock", b"bad\xffname", b"ok"],
+            dtype=h5py.string_dtype("ascii"))
+        h5["metadata"].attrs["ev\x1bil key"] = "value\x1b[2J\nnext"
+    check_safe_stdout("perf", perf, rb"io\x1b[2J.write", rb"task\x1b[31m-clock",
+                      rb"bad\xffname", rb"ev\x1bil key", rb"value\x1b[2J\x0anext")
+    mpi = os.path.join(os.getcwd(), "mpi.h5")
+    shutil.copyfile(fixture("driver-mpi4"), mpi)
+    renamed = {"exchange": "mpi:Allre\x1b[2Jduce kind=co\x07ll bytes=8", "solve": "so\x1b[31mlve\t"}
+    with h5py.File(mpi, "r+") as h5:
+        names = [n.decode() if isinstance(n, bytes) else n for n in h5["region_table/names"][:]]
+        names = [renamed.get(n, n) for n in names]
+        del h5["region_table/names"]
+        h5.create_dataset("region_table/names", data=names, dtype=h5py.string_dtype("utf-8"))
+    check_safe_stdout("mpi", mpi, rb"Allre\x1b[2Jduce co\x07ll", rb"so\x1b[31mlve\x09   ")
+
+
 def case_filter():
     path = fixture(arg)
     want = expected(arg)
@@ -528,7 +574,7 @@ def case_usage():
 
 
 CASES = {"json": case_json, "numpy": case_numpy, "containment": case_containment,
-         "nesting": case_nesting, "tree": case_tree, "ranks": case_ranks, "names": case_names,
+         "nesting": case_nesting, "tree": case_tree, "ranks": case_ranks, "names": case_names, "sections": case_sections,
          "filter": case_filter, "error": case_error,
          "usage": case_usage}
 CASES[case]()

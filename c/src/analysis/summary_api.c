@@ -18,6 +18,7 @@
 #include "scope_profiler_summary.h"
 #include "analysis/stats.h"
 #include "analysis/summary.h"
+#include "util/text.h"
 
 _Static_assert(SP_STAT_MIN_MAX == SPI_STAT_MIN_MAX && SP_STAT_FIRST_LAST == SPI_STAT_FIRST_LAST &&
                    SP_STAT_STD == SPI_STAT_STD && SP_STAT_PERCENTILES == SPI_STAT_PERCENTILES &&
@@ -302,4 +303,8 @@ SP_API int sp_summary_print(const sp_results *results, FILE *out,
     }
     if (status != SP_OK) copy_message(errbuf, errbuf_len, err.message);
     return status;
+}
+
+SP_API size_t sp_escape_name(const char *name, char *out, size_t out_size) {
+    return spi_text_escape(out, out ? out_size : 0, name);
 }
