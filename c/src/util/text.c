@@ -10,6 +10,8 @@
 
 #include "util/text.h"
 
+#include "util/alloc.h"
+
 /* Length of the well-formed UTF-8 sequence at s, 0 when it is not one. */
 static size_t utf8_length(const unsigned char *s) {
     unsigned char c = s[0];
@@ -71,4 +73,33 @@ size_t spi_text_escape(char *dst, size_t dst_len, const char *src) {
     }
     if (dst_len > 0) dst[used] = '\0';
     return need;
+}
+
+bool spi_text_is_utf8(const char *src) {
+    const unsigned char *s = (const unsigned char *)(src ? src : "");
+    for (size_t len; *s; s += len)
+        if ((len = utf8_length(s)) == 0) return false;
+    return true;
+}
+
+char *spi_text_utf8_repair(const char *src) {
+    static const unsigned char replacement[3] = {0xEF, 0xBF, 0xBD};
+    const unsigned char *s = (const unsigned char *)(src ? src : "");
+    size_t bytes = 1;
+    for (const unsigned char *p = s; *p;) {
+        size_t len = utf8_length(p);
+        bytes += len ? len : sizeof replacement;
+        p += len ? len : 1;
+    }
+    unsigned char *out = spi_malloc(bytes), *o = out;
+    if (!out) return NULL;
+    while (*s) {
+        size_t len = utf8_length(s);
+        const unsigned char *piece = len ? s : replacement;
+        size_t piece_len = len ? len : sizeof replacement;
+        for (size_t i = 0; i < piece_len; i++) *o++ = piece[i];
+        s += len ? len : 1;
+    }
+    *o = '\0';
+    return (char *)out;
 }

@@ -12,6 +12,7 @@
 #ifndef SPI_TEXT_H
 #define SPI_TEXT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* Write the escaped `src` into dst[0..dst_len-1], always NUL-terminated
@@ -19,5 +20,14 @@
  * length the whole escaped text needs, without the NUL (snprintf-like),
  * so a caller can size a buffer with dst_len 0. src NULL is "". */
 size_t spi_text_escape(char *dst, size_t dst_len, const char *src);
+
+/* true when src (NUL-terminated) is well-formed UTF-8 (RFC 3629: no
+ * overlong forms, no surrogates, nothing above U+10FFFF). NULL is "". */
+bool spi_text_is_utf8(const char *src);
+
+/* A new copy of src in which every byte that does not begin a well-formed
+ * UTF-8 sequence is replaced by U+FFFD (EF BF BD); well-formed sequences
+ * are kept. NULL on allocation failure; free with spi_free. */
+char *spi_text_utf8_repair(const char *src);
 
 #endif /* SPI_TEXT_H */
