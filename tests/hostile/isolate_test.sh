@@ -4,6 +4,9 @@
 probe=$1
 mode=$2
 err=$(mktemp)
+# The planted SIGSEGV must reach the supervisor as a signal: in a sanitizer
+# build, AddressSanitizer's own SEGV handler would turn it into exit 1.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+${ASAN_OPTIONS}:}handle_segv=0"
 trap 'rm -f "$err"' EXIT
 fail() { echo "FAIL ($mode): $*"; cat "$err"; exit 1; }
 case $mode in
