@@ -29,6 +29,7 @@
 #include <execinfo.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <ucontext.h>
@@ -64,18 +65,29 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
     _exit(in_libhdf5(fault_pc(context)) ? CHILD_HDF5_FAULT : 128 + sig);
 }
 
-/* A sanitizer report: the sanitizer runtime and its interceptors are part
- * of this program, so the first frame in another object says who called
- * them (libhdf5, or libc's start when the caller is our code). A callback
+/* A sanitizer runtime's own frames: part of this program with clang,
+ * a shared library (libasan.so, libubsan.so) with GCC. */
+static bool in_sanitizer(const Dl_info *where) {
+    return where->dli_fname && strstr(where->dli_fname, "san.so");
+}
+
+/* A sanitizer report: skipping the sanitizer runtime and its interceptors,
+ * whether in this program or in their own library, the first frame in
+ * another object says who called them (libhdf5, or libc's start when the
+ * caller is our code). A callback
  * of ours called by libhdf5 would count as libhdf5's: the reader's are
  * a few lines that only copy a name. */
 static void on_report(void) {
     void *frames[64];
     int n = backtrace(frames, 64);
     Dl_info self, where;
-    if (n > 0 && dladdr(frames[0], &self)) {
-        for (int i = 1; i < n; i++) {
-            if (!dladdr(frames[i], &where) || where.dli_fbase == self.dli_fbase) continue;
+    /* this program by an address in it: with GCC, frames[0] is libasan's
+     * backtrace interceptor */
+    if (n > 0 && dladdr((void *)(uintptr_t)on_report, &self)) {
+        for (int i = 0; i < n; i++) {
+            if (!dladdr(frames[i], &where) || where.dli_fbase == self.dli_fbase ||
+                in_sanitizer(&where))
+                continue;
             if (in_libhdf5(frames[i])) _exit(CHILD_HDF5_FAULT);
             break;
         }
