@@ -10,6 +10,12 @@
  *     the profiler must write the file from inside MPI_Finalize.
  *   MODE "comm": like "regions" but sets up on a duplicate of
  *     MPI_COMM_WORLD through sp_setup_mpi.
+ *   MODE "bulk": rank r records (r + 1) * 70000 + 123 calls ("step" with
+ *     nine nested "leaf" calls each): enough for compressed event columns,
+ *     ranks of different sizes, and chunks shared by two ranks. A failed
+ *     sp_finalize is printed ("rank N: finalize failed: NAME") and the
+ *     program still calls MPI_Finalize and exits 3, so a test can see that
+ *     EVERY rank got the error and none hung.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -38,6 +44,19 @@ static void record(int rank, int size) {
     }
 }
 
+static void record_bulk(int rank) {
+    long calls = (rank + 1) * 70000L + 123, done = 0;
+    while (done < calls) {
+        sp_region_begin("step");
+        done++;
+        for (int j = 0; j < 9 && done < calls; j++, done++) {
+            sp_region_begin("leaf");
+            sp_region_end("leaf");
+        }
+        sp_region_end("step");
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) return 2;
     MPI_Init(&argc, &argv);
@@ -60,7 +79,19 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rank %d: setup failed: %s\n", rank, sp_error_string(status));
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    record(rank, size);
+    int bulk = strcmp(argv[2], "bulk") == 0;
+    if (bulk) record_bulk(rank);
+    else record(rank, size);
+    if (bulk) {
+        status = sp_finalize();
+        if (status != SP_OK) {
+            printf("rank %d: finalize failed: %s: %s\n", rank, sp_status_name(status),
+                   sp_last_error_message());
+            fflush(stdout);
+        }
+        MPI_Finalize();
+        return status == SP_OK ? 0 : 3;
+    }
     if (strcmp(argv[2], "forget") != 0) {
         status = sp_finalize();
         if (status != SP_OK) {

@@ -171,6 +171,32 @@ int spi_h5_write_thread_table(hid_t file, const spi_thread_row *threads, size_t 
     return status;
 }
 
+int spi_index_rows_alloc(spi_index_rows *rows, size_t count) {
+    if (count == 0) count = 1;
+    rows->region_ids = spi_calloc(count, sizeof *rows->region_ids);
+    rows->ranks = spi_calloc(count, sizeof *rows->ranks);
+    rows->offsets = spi_calloc(count, sizeof *rows->offsets);
+    rows->counts = spi_calloc(count, sizeof *rows->counts);
+    rows->source_lines = spi_calloc(count, sizeof *rows->source_lines);
+    rows->exclusive_totals = spi_calloc(count, sizeof *rows->exclusive_totals);
+    rows->stats = spi_calloc(count, sizeof *rows->stats);
+    return rows->region_ids && rows->ranks && rows->offsets && rows->counts &&
+                   rows->source_lines && rows->exclusive_totals && rows->stats
+               ? SP_OK
+               : SP_ERR_OUT_OF_MEMORY;
+}
+
+void spi_index_rows_free(spi_index_rows *rows) {
+    spi_free(rows->region_ids);
+    spi_free(rows->ranks);
+    spi_free(rows->offsets);
+    spi_free(rows->counts);
+    spi_free(rows->source_lines);
+    spi_free(rows->exclusive_totals);
+    spi_free(rows->stats);
+    *rows = (spi_index_rows){0};
+}
+
 /* The temporary sibling keeps at most this much of the final name, so that
  * ".<name>.XXXXXX.tmp" fits NAME_MAX (255) even for the longest legal name. */
 #define TEMP_NAME_KEEP (NAME_MAX - 12)

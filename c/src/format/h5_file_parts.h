@@ -62,6 +62,24 @@ int spi_h5_write_region_table(hid_t file, const char *const *names, size_t count
 /* thread_table/ (nothing when count is 0). */
 int spi_h5_write_thread_table(hid_t file, const spi_thread_row *threads, size_t count);
 
+/* The fixed-size index columns of rows (FORMAT.md 1.4), as both writers
+ * hold them before writing: the streaming writer for every row until
+ * publish, the collective writer for this rank's rows. */
+typedef struct spi_index_rows {
+    uint32_t *region_ids;
+    uint32_t *ranks;
+    uint64_t *offsets;
+    uint64_t *counts;
+    int64_t *source_lines;
+    int64_t *exclusive_totals;
+    spi_stats *stats;
+} spi_index_rows;
+
+/* Room for `rows` rows (at least one); SP_OK or SP_ERR_OUT_OF_MEMORY (what
+ * was allocated is released by spi_index_rows_free either way). */
+int spi_index_rows_alloc(spi_index_rows *rows, size_t count);
+void spi_index_rows_free(spi_index_rows *rows);
+
 /* A unique temporary sibling ".<name>.<random>.tmp" of path, created empty
  * with the permissions a plain fopen would give; NULL with err filled. The
  * caller frees it with spi_free. */

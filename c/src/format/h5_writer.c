@@ -48,17 +48,11 @@ struct spi_writer {
 
     /* index rows, buffered until publish */
     uint64_t rows_written;
-    uint32_t *region_ids;
-    uint32_t *ranks;
-    uint64_t *offsets;
-    uint64_t *counts;
-    int64_t *source_lines;
-    int64_t *exclusive_totals;
+    spi_index_rows index_rows;
     char **source_files;
     char **source_texts;
     char **tags;
     char **event_metadata;
-    spi_stats *stats;
     /* aggregate layout: [SPI_IDX_AGGREGATE_COUNTS .. _EXCLUSIVES] per row */
     int64_t *aggregates[SPI_IDX_AGGREGATE_EXCLUSIVES - SPI_IDX_AGGREGATE_COUNTS + 1];
 
@@ -150,17 +144,11 @@ static void free_writer(spi_writer *w) {
         spi_free(w->tags[i]);
         spi_free(w->event_metadata[i]);
     }
-    spi_free(w->region_ids);
-    spi_free(w->ranks);
-    spi_free(w->offsets);
-    spi_free(w->counts);
-    spi_free(w->source_lines);
-    spi_free(w->exclusive_totals);
+    spi_index_rows_free(&w->index_rows);
     spi_free(w->source_files);
     spi_free(w->source_texts);
     spi_free(w->tags);
     spi_free(w->event_metadata);
-    spi_free(w->stats);
     for (size_t i = 0; i < sizeof w->aggregates / sizeof w->aggregates[0]; i++)
         spi_free(w->aggregates[i]);
     spi_free(w->scratch);
@@ -171,25 +159,18 @@ static void free_writer(spi_writer *w) {
 
 static int allocate_index(spi_writer *w) {
     size_t rows = (size_t)w->layout.row_count;
-    w->region_ids = spi_calloc(rows, sizeof *w->region_ids);
-    w->ranks = spi_calloc(rows, sizeof *w->ranks);
-    w->offsets = spi_calloc(rows, sizeof *w->offsets);
-    w->counts = spi_calloc(rows, sizeof *w->counts);
-    w->source_lines = spi_calloc(rows, sizeof *w->source_lines);
-    w->exclusive_totals = spi_calloc(rows, sizeof *w->exclusive_totals);
+    int indexed = spi_index_rows_alloc(&w->index_rows, rows);
     w->source_files = spi_calloc(rows, sizeof *w->source_files);
     w->source_texts = spi_calloc(rows, sizeof *w->source_texts);
     w->tags = spi_calloc(rows, sizeof *w->tags);
     w->event_metadata = spi_calloc(rows, sizeof *w->event_metadata);
-    w->stats = spi_calloc(rows, sizeof *w->stats);
     w->scratch = spi_calloc(SCRATCH_EVENTS, sizeof *w->scratch);
     for (size_t i = 0; w->layout.aggregate && i < sizeof w->aggregates / sizeof w->aggregates[0];
          i++)
         if (!(w->aggregates[i] = spi_calloc(rows ? rows : 1, sizeof(int64_t))))
             return SP_ERR_OUT_OF_MEMORY;
-    return w->region_ids && w->ranks && w->offsets && w->counts && w->source_lines &&
-                   w->exclusive_totals && w->source_files && w->source_texts && w->tags &&
-                   w->event_metadata && w->stats && w->scratch
+    return indexed == SP_OK && w->source_files && w->source_texts && w->tags &&
+                   w->event_metadata && w->scratch
                ? SP_OK
                : SP_ERR_OUT_OF_MEMORY;
 }
@@ -290,12 +271,12 @@ int spi_writer_begin_row(spi_writer *w, const spi_row_header *header, spi_error 
         w->rows_written++; /* so free_writer releases what was copied */
         return oom(w, err);
     }
-    w->region_ids[r] = header->region;
-    w->ranks[r] = header->rank;
-    w->offsets[r] = w->event_cursor;
-    w->source_lines[r] = header->source_line;
-    w->exclusive_totals[r] = header->exclusive_total;
-    w->stats[r] = header->stats;
+    w->index_rows.region_ids[r] = header->region;
+    w->index_rows.ranks[r] = header->rank;
+    w->index_rows.offsets[r] = w->event_cursor;
+    w->index_rows.source_lines[r] = header->source_line;
+    w->index_rows.exclusive_totals[r] = header->exclusive_total;
+    w->index_rows.stats[r] = header->stats;
     if (w->layout.aggregate) {
         /* u64 counts share the i64 buffers: same width, written as U64 */
         w->aggregates[0][r] = (int64_t)header->aggregate_count;
@@ -355,7 +336,7 @@ int spi_writer_append_events(spi_writer *w, const spi_event_chunk *chunk, spi_er
 int spi_writer_end_row(spi_writer *w, spi_error *err) {
     if (!w->row_open)
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "%s: no row to end", w->final_path);
-    w->counts[w->rows_written] = w->row_events;
+    w->index_rows.counts[w->rows_written] = w->row_events;
     w->rows_written++;
     w->row_open = false;
     return SP_OK;
@@ -366,7 +347,7 @@ int spi_writer_set_row_stats(spi_writer *w, uint64_t row, const spi_stats *stats
     if (row >= w->rows_written + (w->row_open ? 1 : 0))
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "%s: statistics of row %llu before it",
                              w->final_path, (unsigned long long)row);
-    w->stats[row] = *stats;
+    w->index_rows.stats[row] = *stats;
     return SP_OK;
 }
 
@@ -376,17 +357,17 @@ static int write_index(spi_writer *w) {
     hid_t group = spi_h5_create_group(w->file, SPI_GROUP_INDEX);
     if (group < 0) return SP_ERR_HDF5;
     const void *data[SPI_IDX_COLUMNAR_COUNT] = {
-        [SPI_IDX_REGION_IDS] = w->region_ids,
-        [SPI_IDX_RANKS] = w->ranks,
-        [SPI_IDX_EVENT_OFFSETS] = w->offsets,
-        [SPI_IDX_EVENT_COUNTS] = w->counts,
-        [SPI_IDX_SOURCE_LINES] = w->source_lines,
+        [SPI_IDX_REGION_IDS] = w->index_rows.region_ids,
+        [SPI_IDX_RANKS] = w->index_rows.ranks,
+        [SPI_IDX_EVENT_OFFSETS] = w->index_rows.offsets,
+        [SPI_IDX_EVENT_COUNTS] = w->index_rows.counts,
+        [SPI_IDX_SOURCE_LINES] = w->index_rows.source_lines,
         [SPI_IDX_SOURCE_FILES] = w->source_files,
         [SPI_IDX_SOURCE_TEXTS] = w->source_texts,
         [SPI_IDX_TAGS] = w->tags,
         [SPI_IDX_EVENT_METADATA] = w->event_metadata,
-        [SPI_IDX_EXCLUSIVE_TOTALS] = w->exclusive_totals,
-        [SPI_IDX_SUMMARY_STATISTICS] = w->stats,
+        [SPI_IDX_EXCLUSIVE_TOTALS] = w->index_rows.exclusive_totals,
+        [SPI_IDX_SUMMARY_STATISTICS] = w->index_rows.stats,
     };
     int status = SP_OK;
     /* The aggregate layout (FORMAT.md 1.8): region_ids and ranks have a
