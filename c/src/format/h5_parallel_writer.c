@@ -14,7 +14,7 @@
  *    one owner rank inside HDF5. So every H5Dwrite here is collective and
  *    every rank makes the same number of them: the rounds are counted from
  *    the largest rank's calls, and a rank with nothing left in a round
- *    writes an empty selection.
+ *    writes an empty selection. Rounds end on the chunk grid.
  *  - Variable-length data cannot be written in parallel by HDF5 1.10 (the
  *    global heap is not coordinated), and it is small here: the region and
  *    thread tables, the metadata attributes, the index's four text columns
@@ -187,12 +187,22 @@ static void zero_calls(parallel_writer *w, size_t at, size_t n) {
  * first local failure. */
 static void write_events(parallel_writer *w, const spi_parallel_plan *plan,
                          const spi_profile *local, int *status, spi_error *err) {
-    uint64_t rounds = (plan->max_rank_events + SLICE_EVENTS - 1) / SLICE_EVENTS;
+    /* Rounds end on the file's chunk grid, so a chunk is written by one
+     * round only (a chunk cut between two rounds of one rank would be read
+     * back, inflated, patched and compressed again); only the chunks at the
+     * boundaries between ranks are shared. The first round is shorter by
+     * this rank's offset into its first chunk, so the ranks agree on the
+     * number of rounds. */
+    uint64_t skew = plan->first_event % SPI_EVENT_CHUNK_ELEMENTS;
+    uint64_t mine = (skew + local->event_count + SLICE_EVENTS - 1) / SLICE_EVENTS, rounds = 0;
+    int rc = MPI_Allreduce(&mine, &rounds, 1, MPI_UINT64_T, MPI_MAX, w->comm);
+    if (rc != MPI_SUCCESS && *status == SP_OK) *status = mpi_fail(err, rc, w->path, "counting rounds");
+    if (rc != MPI_SUCCESS) rounds = 0;
     size_t row = 0;
     uint64_t in_row = 0, written = 0;
     int64_t previous = 0;
     for (uint64_t round = 0; round < rounds; round++) {
-        size_t n = 0;
+        size_t n = 0, limit = round == 0 ? SLICE_EVENTS - (size_t)skew : SLICE_EVENTS;
         while (row < local->row_count) {
             const spi_row *r = &local->rows[row];
             if (in_row == 0) {
@@ -210,8 +220,8 @@ static void write_events(parallel_writer *w, const spi_parallel_plan *plan,
                 in_row = 0;
                 continue;
             }
-            if (n == SLICE_EVENTS) break;
-            size_t room = SLICE_EVENTS - n, taken = 0;
+            if (n == limit) break;
+            size_t room = limit - n, taken = 0;
             if (room > r->count - in_row) room = (size_t)(r->count - in_row);
             if (*status == SP_OK)
                 *status = take_calls(w, local, row, in_row, room, n, &previous, &taken, err);

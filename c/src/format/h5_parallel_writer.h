@@ -13,7 +13,8 @@
  *      which holds identical totals on every rank;
  *   3. every rank writes its own hyperslab of each event column, slice by
  *      slice, with collective transfers (HDF5 needs collective I/O to
- *      write filtered datasets in parallel); a rank that has run out of
+ *      write filtered datasets in parallel); slices end on the chunk grid,
+ *      their number is the largest rank's, and a rank that has run out of
  *      calls takes part with an empty selection, so every rank makes the
  *      same sequence of calls whatever its size;
  *   4. every rank writes its rows' slice of the numeric index columns;
@@ -43,7 +44,6 @@
 typedef struct spi_parallel_plan {
     uint64_t row_count;        /* rows over all ranks */
     uint64_t event_count;      /* calls over all ranks */
-    uint64_t max_rank_events;  /* the largest rank's calls: collective rounds */
     unsigned event_columns;    /* SPI_EV_BIT set, the union over the ranks */
     uint64_t first_row;        /* this rank's first row in the file */
     uint64_t first_event;      /* this rank's first call in the file */

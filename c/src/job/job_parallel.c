@@ -9,9 +9,8 @@
  *     exactly as the funnel does and sends each rank back its map of local
  *     region ids (MPI_Scatterv): O(regions) per rank;
  *   - the counts: an exclusive prefix sum gives each rank the place of its
- *     rows and calls in the file, all-reduces give the totals, the largest
- *     rank's calls (the number of collective rounds) and the union of the
- *     optional event columns;
+ *     rows and calls in the file, all-reduces give the totals and the union
+ *     of the optional event columns;
  *   - the counter records (a few KiB per rank) go to rank 0 as in the funnel.
  * No rank ever receives another rank's calls.
  */
@@ -169,12 +168,11 @@ int spi_job_parallel_write(MPI_Comm comm, const spi_profile *local, const char *
 
     /* Where this rank's rows and calls go, and the job's totals. */
     uint64_t mine[2] = {local->row_count, local->event_count}, before[2] = {0, 0};
-    uint64_t sums[2] = {0, 0}, largest = 0, calls = spi_profile_call_count(local), all_calls = 0;
+    uint64_t sums[2] = {0, 0}, calls = spi_profile_call_count(local), all_calls = 0;
     unsigned columns = 0, my_columns = local->event_columns;
     int rc = MPI_Exscan(mine, before, 2, MPI_UINT64_T, MPI_SUM, comm);
     if (me == 0) before[0] = before[1] = 0; /* MPI_Exscan leaves rank 0's undefined */
     if (rc == MPI_SUCCESS) rc = MPI_Allreduce(mine, sums, 2, MPI_UINT64_T, MPI_SUM, comm);
-    if (rc == MPI_SUCCESS) rc = MPI_Allreduce(&mine[1], &largest, 1, MPI_UINT64_T, MPI_MAX, comm);
     if (rc == MPI_SUCCESS) rc = MPI_Allreduce(&my_columns, &columns, 1, MPI_UNSIGNED, MPI_BOR, comm);
     if (rc == MPI_SUCCESS) rc = MPI_Reduce(&calls, &all_calls, 1, MPI_UINT64_T, MPI_SUM, 0, comm);
     if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, path, "summing counts");
@@ -187,7 +185,7 @@ int spi_job_parallel_write(MPI_Comm comm, const spi_profile *local, const char *
                                "(see its message); nothing was written", path);
     if (status == SP_OK) {
         spi_parallel_plan plan = {.row_count = sums[0], .event_count = sums[1],
-                                  .max_rank_events = largest, .event_columns = columns,
+                                  .event_columns = columns,
                                   .first_row = before[0], .first_event = before[1],
                                   .rank = (uint32_t)me, .region_map = my_map};
         spi_parallel_root root = {.metadata = &local->metadata,
