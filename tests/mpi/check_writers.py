@@ -3,6 +3,7 @@
 
     check_writers.py same  --mpiexec M --ranks N --mode MODE --program P --workdir D [--check SCOPE_CHECK]
     check_writers.py fault --mpiexec M --ranks N --program P --workdir D
+    check_writers.py full  --mpiexec M --ranks N --program P --workdir D
 
 "same": runs mpi_record twice on N ranks, once with SCOPE_PROFILER_MPI_WRITER=
 funnel (every rank's calls through rank 0) and once with =parallel (every rank
@@ -18,6 +19,13 @@ scope-check (docs/FORMAT.md invariants) must accept both files.
 (SCOPE_PROFILER_TEST_FAIL_RANK=1, mode bulk). Every rank must report the
 error from sp_finalize, nobody hangs (timeout), the file that was at the path
 before is intact and no temporary file is left.
+
+"full": the same with a real failure: the output directory is a 256 KiB
+tmpfs (root only: skipped otherwise) holding a previous file, too small for
+the job's file (mode bulk). Every rank must get an error, nobody hangs, the
+previous file stays, no temporary is left. (With Open MPI's default OMPIO
+the collective writes do not report ENOSPC; rank 0's reopen or flush of the
+temporary does, and the ranks agree on it.)
 """
 import argparse
 import os
@@ -33,7 +41,7 @@ except ImportError as exc:
     sys.exit(77)
 
 ap = argparse.ArgumentParser()
-ap.add_argument("what", choices=["same", "fault"])
+ap.add_argument("what", choices=["same", "fault", "full"])
 ap.add_argument("--mpiexec", required=True)
 ap.add_argument("--ranks", type=int, required=True)
 ap.add_argument("--mode", default="bulk")
@@ -140,19 +148,34 @@ if args.what == "same":
     check(sorted(os.listdir(args.workdir)) == ["funnel.h5", "parallel.h5"],
           f"no stray files: {os.listdir(args.workdir)}")
 else:
-    out = os.path.join(args.workdir, "job.h5")
-    with open(out, "wb") as f:
-        f.write(b"the previous profile\n")
-    done = run(out, "parallel", {"SCOPE_PROFILER_TEST_FAIL_RANK": "1"}, timeout=120)
-    if done is not None:
-        check(done.returncode != 0, "mpirun reports the failure")
-        for r in range(args.ranks):
-            check(f"rank {r}: finalize failed" in done.stdout, f"rank {r} got an error")
-        check("injected failure of rank 1" in done.stdout, "rank 1 says why")
-        check("rank 1 could not write its part" in done.stdout, "the other ranks say who failed")
-    with open(out, "rb") as f:
-        check(f.read() == b"the previous profile\n", "the previous file is intact")
-    check(os.listdir(args.workdir) == ["job.h5"], f"no temporary left: {os.listdir(args.workdir)}")
+    folder = args.workdir
+    if args.what == "full":
+        folder = os.path.join(args.workdir, "tmpfs")
+        os.makedirs(folder)
+        if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs",
+                                                folder]).returncode != 0:
+            print("skipped: needs root and mount -t tmpfs")
+            sys.exit(77)
+    try:
+        out = os.path.join(folder, "job.h5")
+        with open(out, "wb") as f:
+            f.write(b"the previous profile\n")
+        extra = {"SCOPE_PROFILER_TEST_FAIL_RANK": "1"} if args.what == "fault" else {}
+        done = run(out, "parallel", extra, timeout=120)
+        if done is not None:
+            check(done.returncode != 0, "mpirun reports the failure")
+            for r in range(args.ranks):
+                check(f"rank {r}: finalize failed" in done.stdout, f"rank {r} got an error")
+            if args.what == "fault":
+                check("injected failure of rank 1" in done.stdout, "rank 1 says why")
+                check("rank 1 could not write its part" in done.stdout,
+                      "the other ranks say who failed")
+        with open(out, "rb") as f:
+            check(f.read() == b"the previous profile\n", "the previous file is intact")
+        check(os.listdir(folder) == ["job.h5"], f"no temporary left: {os.listdir(folder)}")
+    finally:
+        if folder != args.workdir:
+            subprocess.run(["umount", folder])
 
 if failures:
     print(f"{len(failures)} check(s) failed")

@@ -24,6 +24,16 @@
  *    the text columns go out in slices of one shared pointer array.
  *  - Memory per rank: one slice of each event column (SLICE_EVENTS calls)
  *    and this rank's index rows; no rank holds another rank's calls.
+ *  - Failures: a local failure before an HDF5 call (a spill file that
+ *    cannot be read back, an injected failure) never changes the sequence
+ *    of collective calls, so it cannot hang anyone. A failure INSIDE a
+ *    collective HDF5 write is HDF5's and MPI-IO's to report: Open MPI's
+ *    default OMPIO does not report ENOSPC from collective writes at all
+ *    (tests/mpi check_writers.py full: rank 0's reopen, flush or fsync of
+ *    the temporary then fails and the ranks agree on that), and with ROMIO
+ *    a write error on one aggregator can leave HDF5 1.10's own collective
+ *    chunk bookkeeping waiting on the other ranks (a hang inside HDF5,
+ *    seen on a full tmpfs). Nothing is published in either case.
  */
 #include "format/h5_parallel_writer.h"
 
