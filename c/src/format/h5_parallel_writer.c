@@ -52,9 +52,13 @@
 #include "format/h5_writer.h"
 #include "format/schema.h"
 
-/* Calls per collective round: four chunks of a compressed column, so that
- * most chunks are written whole by one rank. 2 MiB per column buffer. */
-#define SLICE_EVENTS (4 * SPI_EVENT_CHUNK_ELEMENTS)
+/* Calls per collective round: eight chunks of a compressed column (4 MiB
+ * per column buffer). Every round costs several collective exchanges inside
+ * HDF5 (chunk ownership, chunk allocation), so fewer, larger rounds are
+ * faster: at np 8 x 1M calls on 2 cores, 8 chunks gave a median finalize
+ * of 0.61 s against 0.65 s with 4, and rank 0's peak RSS did not move (it
+ * is set by building the profile, before the writer runs). */
+#define SLICE_EVENTS (8 * SPI_EVENT_CHUNK_ELEMENTS)
 /* Rows per write of a text column on rank 0. */
 #define TEXT_SLICE_ROWS 65536
 
