@@ -12,12 +12,15 @@
  *     MPI_COMM_WORLD through sp_setup_mpi.
  *   MODE "bulk": rank r records (r + 1) * 70000 + 123 calls ("step" with
  *     nine nested "leaf" calls each): enough for compressed event columns,
- *     ranks of different sizes, and chunks shared by two ranks. A failed
+ *     ranks of different sizes, and chunks shared by two ranks; then a
+ *     second thread records "worker" (r + 1) * 1000 times (thread ids and
+ *     a thread table in the file). A failed
  *     sp_finalize is printed ("rank N: finalize failed: NAME") and the
  *     program still calls MPI_Finalize and exits 3, so a test can see that
  *     EVERY rank got the error and none hung.
  */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +47,15 @@ static void record(int rank, int size) {
     }
 }
 
+static void *worker(void *arg) {
+    int rank = *(const int *)arg;
+    for (int i = 0; i < (rank + 1) * 1000; i++) {
+        sp_region_begin("worker");
+        sp_region_end("worker");
+    }
+    return NULL;
+}
+
 static void record_bulk(int rank) {
     long calls = (rank + 1) * 70000L + 123, done = 0;
     while (done < calls) {
@@ -55,6 +67,9 @@ static void record_bulk(int rank) {
         }
         sp_region_end("step");
     }
+    /* after the main thread's calls, so the threads attach in one order */
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, worker, &rank) == 0) pthread_join(thread, NULL);
 }
 
 int main(int argc, char **argv) {
