@@ -277,6 +277,9 @@ static void write_events(parallel_writer *w, const spi_parallel_plan *plan,
 
 static void write_index_rows(parallel_writer *w, const spi_parallel_plan *plan, size_t rows,
                              int *status, spi_error *err) {
+    /* an empty index (no rank recorded anything): HDF5 refuses a collective
+     * write into a dataset of size 0, and there is nothing to write */
+    if (plan->row_count == 0) return;
     const void *data[PARALLEL_INDEX_COUNT] = {w->index_rows.region_ids, w->index_rows.ranks, w->index_rows.offsets, w->index_rows.counts,
                                               w->index_rows.source_lines, w->index_rows.exclusive_totals, w->index_rows.stats};
     for (size_t i = 0; i < PARALLEL_INDEX_COUNT; i++) {
