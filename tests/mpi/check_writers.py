@@ -4,6 +4,7 @@
     check_writers.py same  --mpiexec M --ranks N --mode MODE --program P --workdir D [--check SCOPE_CHECK]
     check_writers.py fault --mpiexec M --ranks N --program P --workdir D
     check_writers.py full  --mpiexec M --ranks N --program P --workdir D
+    check_writers.py private --mpiexec M --ranks N --program P --workdir D
 
 "same": runs mpi_record twice on N ranks, once with SCOPE_PROFILER_MPI_WRITER=
 funnel (every rank's calls through rank 0) and once with =parallel (every rank
@@ -26,6 +27,11 @@ the job's file (mode bulk). Every rank must get an error, nobody hangs, the
 previous file stays, no temporary is left. (With Open MPI's default OMPIO
 the collective writes do not report ENOSPC; rank 0's reopen or flush of the
 temporary does, and the ranks agree on it.)
+
+"private": every rank writes a relative path from a folder of its own (as
+node-local storage would give on several nodes). The collective writer must
+notice that the ranks do not share the directory and leave the job to the
+funnel: rank 0's folder gets one file with every rank, the others nothing.
 """
 import argparse
 import os
@@ -41,7 +47,7 @@ except ImportError as exc:
     sys.exit(77)
 
 ap = argparse.ArgumentParser()
-ap.add_argument("what", choices=["same", "fault", "full"])
+ap.add_argument("what", choices=["same", "fault", "full", "private"])
 ap.add_argument("--mpiexec", required=True)
 ap.add_argument("--ranks", type=int, required=True)
 ap.add_argument("--mode", default="bulk")
@@ -132,7 +138,23 @@ def compare(fun, par):
                   int(durations[o:o + c].sum()), f"{label}: row {row}: statistics total")
 
 
-if args.what == "same":
+if args.what == "private":
+    args.mode = "private"
+    done = run("job.h5", "parallel")
+    check(done is not None and done.returncode == 0, "mpirun succeeded")
+    out = os.path.join(args.workdir, "rank0", "job.h5")
+    check(os.path.exists(out), "rank 0's folder has the file")
+    for r in range(1, args.ranks):
+        left = os.listdir(os.path.join(args.workdir, f"rank{r}"))
+        check(left == [], f"rank {r}'s folder is empty: {left}")
+    if os.path.exists(out):
+        with h5py.File(out) as f:
+            ranks = sorted(set(int(x) for x in f["rank_region_index/ranks"][()]))
+            check(ranks == list(range(args.ranks)), f"every rank in the file: {ranks}")
+            counts = f["rank_region_index/event_counts"][()]
+            want = sum((r + 1) * 70000 + 123 + (r + 1) * 1000 for r in range(args.ranks))
+            check(int(counts.sum()) == want, f"every call: {int(counts.sum())} of {want}")
+elif args.what == "same":
     files = {}
     for writer in ("funnel", "parallel"):
         out = os.path.join(args.workdir, f"{writer}.h5")

@@ -20,10 +20,16 @@
  *     EVERY rank got the error and none hung.
  *   MODE "nothing": no rank records anything (an empty job's file); failures
  *     reported as in "bulk".
+ *   MODE "private": like "bulk", but every rank first moves into a folder
+ *     of its own ("rank<r>", created) and OUTPUT should be relative: the
+ *     ranks then do not share the output directory, as with node-local
+ *     storage on a multi-node job. The file must still hold every rank.
  */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "scope_profiler.h"
@@ -80,6 +86,12 @@ int main(int argc, char **argv) {
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (strcmp(argv[2], "private") == 0) {
+        char own[32];
+        snprintf(own, sizeof own, "rank%d", rank);
+        if ((mkdir(own, 0755) != 0 && access(own, F_OK) != 0) || chdir(own) != 0)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     sp_options options;
     sp_options_init(&options);
     options.file_path = argv[1];
@@ -96,7 +108,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rank %d: setup failed: %s\n", rank, sp_error_string(status));
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    int bulk = strcmp(argv[2], "bulk") == 0, nothing = strcmp(argv[2], "nothing") == 0;
+    int bulk = strcmp(argv[2], "bulk") == 0 || strcmp(argv[2], "private") == 0;
+    int nothing = strcmp(argv[2], "nothing") == 0;
     if (bulk) record_bulk(rank);
     else if (!nothing) record(rank, size);
     bulk = bulk || nothing;

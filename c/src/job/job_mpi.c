@@ -504,7 +504,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
         return spi_profile_write(local, path, err);
     }
     /* parallel HDF5: every rank writes its own part (job_parallel.c) */
-    if (spi_job_parallel_chosen(job_comm, local))
+    if (spi_job_parallel_chosen(job_comm, local, path))
         return spi_job_parallel_write(job_comm, local, path, totals, err);
     int root = job_rank == 0;
     wire_counts mine = {.rows = local->row_count, .events = local->event_count,

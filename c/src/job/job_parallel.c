@@ -17,13 +17,54 @@
 #include "job/job_parallel.h"
 
 #include <stdio.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "util/alloc.h"
+#include "format/h5_file_parts.h"
 #include "format/h5_parallel_writer.h"
 
-bool spi_job_parallel_chosen(MPI_Comm comm, const spi_profile *local) {
+/* Whether every rank sees the directory of `path` as rank 0 does: rank 0
+ * writes a token into a temporary sibling, every rank reads it back. A
+ * node-local directory (/tmp on a multi-node job) or a relative path in
+ * different working directories would otherwise let each node write a
+ * file of its own, and rank 0 publish one without the others' calls; the
+ * funnel needs no shared file system. Collective. */
+static int shared_directory(MPI_Comm comm, int me, const char *path) {
+    char probe[PATH_MAX] = {0}, token[64] = {0};
+    if (me == 0) {
+        spi_error ignored = {0};
+        char *temp = spi_h5_temp_sibling(path, &ignored);
+        int fd = temp && strlen(temp) < sizeof probe ? open(temp, O_WRONLY) : -1;
+        snprintf(token, sizeof token, "scope-profiler %ld %ld", (long)getpid(), (long)time(NULL));
+        if (fd >= 0 && write(fd, token, sizeof token) == (ssize_t)sizeof token)
+            memcpy(probe, temp, strlen(temp) + 1);
+        if (fd >= 0) close(fd);
+        if (temp && !probe[0]) unlink(temp);
+        spi_free(temp);
+    }
+    int ok = 0, all = 0;
+    if (MPI_Bcast(probe, sizeof probe, MPI_CHAR, 0, comm) != MPI_SUCCESS ||
+        MPI_Bcast(token, sizeof token, MPI_CHAR, 0, comm) != MPI_SUCCESS)
+        return 0;
+    if (probe[0] && me == 0) ok = 1;
+    if (probe[0] && me != 0) {
+        char seen[sizeof token];
+        int fd = open(probe, O_RDONLY);
+        ok = fd >= 0 && read(fd, seen, sizeof seen) == (ssize_t)sizeof seen &&
+             memcmp(seen, token, sizeof seen) == 0;
+        if (fd >= 0) close(fd);
+    }
+    int rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
+    if (me == 0 && probe[0]) unlink(probe);
+    return rc == MPI_SUCCESS && all;
+}
+
+bool spi_job_parallel_chosen(MPI_Comm comm, const spi_profile *local, const char *path) {
     int me = 0;
     MPI_Comm_rank(comm, &me);
     /* rank 0 decides the writer, so every rank agrees even when the
@@ -31,8 +72,8 @@ bool spi_job_parallel_chosen(MPI_Comm comm, const spi_profile *local) {
     const char *writer = me == 0 ? getenv("SCOPE_PROFILER_MPI_WRITER") : NULL;
     int mine = !local->aggregate && !(writer && strcmp(writer, "funnel") == 0);
     int all = 0;
-    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm) != MPI_SUCCESS) return false;
-    return all != 0;
+    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm) != MPI_SUCCESS || !all) return false;
+    return shared_directory(comm, me, path);
 }
 
 static int mpi_fail(spi_error *err, int code, const char *path, const char *what) {

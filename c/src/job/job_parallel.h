@@ -21,11 +21,13 @@
 #include "profile/profile.h"
 #include "util/error.h"
 
-/* Whether this job writes through parallel HDF5: the build has it, rank 0's
- * SCOPE_PROFILER_MPI_WRITER is not "funnel", and no rank recorded in
+/* Whether this job writes `path` through parallel HDF5: the build has it,
+ * rank 0's SCOPE_PROFILER_MPI_WRITER is not "funnel", no rank recorded in
  * aggregate mode (its rows are per-region totals: the funnel carries them
- * cheaply). Collective; every rank gets the same answer. */
-bool spi_job_parallel_chosen(MPI_Comm comm, const spi_profile *local);
+ * cheaply), and every rank sees the file rank 0 creates beside `path` (a
+ * shared file system; else the funnel, which needs none). Collective;
+ * every rank gets the same answer. */
+bool spi_job_parallel_chosen(MPI_Comm comm, const spi_profile *local, const char *path);
 
 /* spi_job_write through parallel HDF5 (same contract as spi_job_write). */
 int spi_job_parallel_write(MPI_Comm comm, const spi_profile *local, const char *path,

@@ -4,9 +4,10 @@
  */
 #include "job/job_parallel.h"
 
-bool spi_job_parallel_chosen(MPI_Comm comm, const spi_profile *local) {
+bool spi_job_parallel_chosen(MPI_Comm comm, const spi_profile *local, const char *path) {
     (void)comm;
     (void)local;
+    (void)path;
     return false;
 }
 
