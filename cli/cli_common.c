@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "scope_profiler_results.h"
+#include "scope_profiler_summary.h"
 
 int cli_exit_code(int status) {
     switch (status) {
@@ -202,4 +203,27 @@ void cli_json_file_header(FILE *out, const sp_results *res) {
     if (text) cli_json_string(out, text);
     else fputs("null", out);
     fputs(",\n  \"units\": \"seconds\"", out);
+}
+
+const char *cli_text(const char *s, char *buf, size_t len) {
+    sp_escape_name(s, buf, len);
+    return buf;
+}
+
+char *cli_text_dup(const char *s) {
+    size_t len = sp_escape_name(s, NULL, 0) + 1;
+    char *copy = malloc(len);
+    if (copy) sp_escape_name(s, copy, len);
+    return copy;
+}
+
+void cli_text_put(FILE *out, const char *s) {
+    char small[256];
+    if (sp_escape_name(s, small, sizeof small) < sizeof small) {
+        fputs(small, out);
+        return;
+    }
+    char *copy = cli_text_dup(s);
+    fputs(copy ? copy : small, out); /* out of memory: the cut copy */
+    free(copy);
 }

@@ -69,6 +69,18 @@ void cli_json_string_html(FILE *out, const char *s);
  * U+FFFD (XML 1.0 cannot carry them at all). NULL writes nothing. */
 void cli_xml_string(FILE *out, const char *s);
 
+/* Text tables: names, keys and values from a file made safe to print
+ * (sp_escape_name: control bytes, ANSI escapes and invalid UTF-8 as \xNN),
+ * so no file can move the cursor, recolour or clear the user's terminal,
+ * or break a table's columns. Every text table of every tool prints file
+ * text only through these three. NULL is "".
+ * cli_text: into buf[0..len-1], cut at a whole character when longer;
+ * returns buf. cli_text_dup: a new string the caller frees, NULL when out
+ * of memory. cli_text_put: written to out whole. */
+const char *cli_text(const char *s, char *buf, size_t len);
+char *cli_text_dup(const char *s);
+void cli_text_put(FILE *out, const char *s);
+
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
  * are not one (then the caller substitutes U+FFFD). p[0] must not be 0. */
 size_t cli_utf8_length(const unsigned char *p);

@@ -447,36 +447,60 @@ static void folded_frame(FILE *out, const char *s) {
     }
 }
 
-int flame_write_folded(FILE *out, const flame_tree *t) {
-    uint32_t *path = malloc((t->max_depth + 2) * sizeof *path);
-    if (!path) return SP_ERR_OUT_OF_MEMORY;
+/* The node after n in a pre-order walk of the subtree of `top` (children
+ * before siblings), FLAME_NONE at its end; skip_children steps over n's
+ * subtree. No recursion: trees can be a million levels deep. */
+static uint32_t walk_next(const flame_tree *t, uint32_t n, uint32_t top, bool skip_children) {
+    if (!skip_children && t->nodes[n].first_child != FLAME_NONE) return t->nodes[n].first_child;
+    while (n != top && t->nodes[n].next_sibling == FLAME_NONE) n = t->nodes[n].parent;
+    return n == top ? FLAME_NONE : t->nodes[n].next_sibling;
+}
+
+/* The line of node n: its path from the outermost frame, then `extra` as
+ * one more frame when not NULL, then the weight. */
+static void folded_line(FILE *out, const flame_tree *t, uint32_t *path, uint32_t n,
+                        const char *extra, int64_t weight) {
     char buf[64];
-    /* Pre-order walk without recursion: depth-first through the child and
-     * sibling links. */
+    size_t len = 0;
+    for (uint32_t up = n; up != 0; up = t->nodes[up].parent) path[len++] = up;
+    for (size_t i = len; i-- > 0;) {
+        folded_frame(out, flame_node_label(t, path[i], buf, sizeof buf));
+        if (i) fputc(';', out);
+    }
+    if (extra) {
+        fputc(';', out);
+        fputs(extra, out);
+    }
+    fprintf(out, " %lld\n", (long long)weight);
+}
+
+int flame_write_folded(FILE *out, const flame_tree *t, uint64_t *folded_nodes) {
+    uint32_t cap = t->max_depth < FLAME_PRINT_MAX_DEPTH ? t->max_depth : FLAME_PRINT_MAX_DEPTH;
+    uint32_t *path = malloc(((size_t)cap + 2) * sizeof *path);
+    if (!path) return SP_ERR_OUT_OF_MEMORY;
+    uint64_t folded = 0;
     uint32_t n = t->nodes[0].first_child;
     while (n != FLAME_NONE && !ferror(out)) {
         const flame_node *node = &t->nodes[n];
         /* Threads of one rank run side by side: children pooled from several
          * lanes under one parent can outweigh it; its own share is then 0. */
-        if (node->self_ns > 0) {
-            size_t len = 0;
-            for (uint32_t up = n; up != 0; up = t->nodes[up].parent) path[len++] = up;
-            for (size_t i = len; i-- > 0;) {
-                folded_frame(out, flame_node_label(t, path[i], buf, sizeof buf));
-                if (i) fputc(';', out);
+        if (node->self_ns > 0) folded_line(out, t, path, n, NULL, node->self_ns);
+        bool at_cap = node->depth >= FLAME_PRINT_MAX_DEPTH && node->first_child != FLAME_NONE;
+        if (at_cap) {
+            /* Everything below goes into one frame under this node: every
+             * line of a path d frames deep holds d frames, so printing them
+             * all is depth^2 bytes for a deep recursion. The subtrees below
+             * the cap are disjoint, so these walks are linear together. */
+            int64_t weight = 0;
+            for (uint32_t d = node->first_child; d != FLAME_NONE; d = walk_next(t, d, n, false)) {
+                folded++;
+                if (t->nodes[d].self_ns > 0) weight += t->nodes[d].self_ns;
             }
-            fprintf(out, " %lld\n", (long long)node->self_ns);
+            if (weight > 0) folded_line(out, t, path, n, FLAME_FOLDED_FRAME, weight);
         }
-        if (node->first_child != FLAME_NONE) {
-            n = node->first_child;
-            continue;
-        }
-        while (n != FLAME_NONE && t->nodes[n].next_sibling == FLAME_NONE) {
-            n = t->nodes[n].parent;
-            if (n == 0) n = FLAME_NONE;
-        }
-        if (n != FLAME_NONE) n = t->nodes[n].next_sibling;
+        n = walk_next(t, n, 0, at_cap);
     }
     free(path);
+    if (folded_nodes) *folded_nodes = folded;
     return ferror(out) ? SP_ERR_OUTPUT : SP_OK;
 }

@@ -71,7 +71,18 @@ void flame_tree_free(flame_tree *t);
  * with exclusive time, weight in ns, paths from the outermost region
  * (the artificial root is left out). ';' inside a name would split a
  * frame, so it is written as ':'; line breaks and other control
- * characters as ' ', invalid UTF-8 as U+FFFD. */
-int flame_write_folded(FILE *out, const flame_tree *t);
+ * characters as ' ', invalid UTF-8 as U+FFFD.
+ *
+ * Paths are printed at most FLAME_PRINT_MAX_DEPTH frames deep: the
+ * exclusive time of every node below a node at that depth is summed into
+ * one line "path;" FLAME_FOLDED_FRAME, so the output stays linear in the
+ * nodes (a recursion 10^6 calls deep would otherwise print 10^12 frames)
+ * and still valid folded stacks, with every ns accounted for.
+ * *folded_nodes (may be NULL) receives how many nodes were folded that way
+ * (0: the output is exact), for the caller to say so. */
+/* Also the depth the SVG flame graph draws to (flamegraph_svg.c). */
+#define FLAME_PRINT_MAX_DEPTH 512
+#define FLAME_FOLDED_FRAME "[deeper frames folded]"
+int flame_write_folded(FILE *out, const flame_tree *t, uint64_t *folded_nodes);
 
 #endif /* SP_CLI_FLAME_TREE_H */

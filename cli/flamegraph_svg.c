@@ -14,6 +14,11 @@
  * clicked, and a tree of millions of distinct paths must not become a
  * file of millions of elements. Their time stays inside their parent.
  *
+ * Frames deeper than FLAME_PRINT_MAX_DEPTH levels are left out as well
+ * (their time stays inside their ancestor at that depth), and the hint
+ * line says how many: a recursion 10^6 calls deep would otherwise draw a
+ * picture 17 million pixels tall (~300 MB of SVG) that no viewer opens.
+ *
  * Every name goes through cli_xml_string (escaped, invalid UTF-8 as
  * U+FFFD), the only way text from the profile reaches the document.
  */
@@ -147,10 +152,12 @@ int flamegraph_svg_write(FILE *out, const flame_tree *t, const char *title, bool
         }
     }
     uint32_t depth_shown = 0;
-    for (size_t n = 0; n < t->count; n++)
-        if (total > 0 && wide[n] * (int64_t)MIN_FRACTION_INV >= total &&
-            nodes[n].depth > depth_shown)
-            depth_shown = nodes[n].depth;
+    uint64_t too_deep = 0;
+    for (size_t n = 0; n < t->count; n++) {
+        if (total <= 0 || wide[n] * (int64_t)MIN_FRACTION_INV < total) continue;
+        if (nodes[n].depth > FLAME_PRINT_MAX_DEPTH) too_deep++;
+        else if (nodes[n].depth > depth_shown) depth_shown = nodes[n].depth;
+    }
     int height = TOP + (int)(depth_shown + 1) * FRAME_H + PAD;
     double span = SVG_WIDTH - 2 * PAD;
 
@@ -168,15 +175,20 @@ int flamegraph_svg_write(FILE *out, const flame_tree *t, const char *title, bool
             SVG_WIDTH, height);
     fprintf(out, "<text class=\"ttl\" x=\"%d\" y=\"20\" text-anchor=\"middle\">", SVG_WIDTH / 2);
     cli_xml_string(out, title);
-    fprintf(out, "</text>\n<text class=\"hint\" x=\"%d\" y=\"20\">%s</text>\n", PAD,
+    fprintf(out, "</text>\n<text class=\"hint\" x=\"%d\" y=\"20\">%s", PAD,
             t->from_aggregate ? "aggregate file: regions by exclusive time, no call paths"
                               : "click a frame to zoom, the root to reset");
+    if (too_deep)
+        fprintf(out, "; %" PRIu64 " frames deeper than %d levels not drawn", too_deep,
+                FLAME_PRINT_MAX_DEPTH);
+    fputs("</text>\n", out);
     fprintf(out, "<text class=\"det\" x=\"%d\" y=\"38\"> </text>\n", PAD);
 
     char colour[32], tbuf[32], nbuf[64];
     for (size_t n = 0; n < t->count && total > 0; n++) {
         const flame_node *node = &nodes[n];
-        if (wide[n] * (int64_t)MIN_FRACTION_INV < total) continue;
+        if (wide[n] * (int64_t)MIN_FRACTION_INV < total || node->depth > FLAME_PRINT_MAX_DEPTH)
+            continue;
         /* A visible frame's ancestors are at least as wide: all visible. */
         const char *name = flame_node_label(t, n, nbuf, sizeof nbuf);
         double fx = (double)x[n] / (double)total, fw = (double)wide[n] / (double)total;

@@ -19,6 +19,7 @@
 #include "inspect_counters.h"
 
 #include "cli_common.h"
+#include "scope_profiler_summary.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -77,12 +78,15 @@ static void print_perf(FILE *out, const sp_results *res, inspect_ranks selected)
             fprintf(out, "\nperf events, rank %u (inclusive totals over threads):\n", rank);
             current = rank;
         }
-        fprintf(out, "  %-24s %10lld call%s\n", region, (long long)calls, calls == 1 ? "" : "s");
+        char text[512];
+        fprintf(out, "  %-24s %10lld call%s\n", cli_text(region, text, sizeof text),
+                (long long)calls, calls == 1 ? "" : "s");
         for (size_t c = 0; c < k; c++) {
             const char *event;
             uint64_t value;
             if (sp_results_perf_counter(res, i, c, &event, &value) != SP_OK) continue;
-            fprintf(out, "      %-22s %20llu\n", event, (unsigned long long)value);
+            fprintf(out, "      %-22s %20llu\n", cli_text(event, text, sizeof text),
+                    (unsigned long long)value);
         }
         print_ratios(out, res, i);
     }
@@ -103,9 +107,12 @@ static bool same_block(const sp_results *res, size_t a, size_t b) {
 
 static void likwid_row(FILE *out, int name_width, const char *name, const char *counter,
                        size_t threads, const double *dvalues, const int64_t *ivalues) {
-    char label[256];
-    if (counter && counter[0]) snprintf(label, sizeof label, "%s (%s)", name, counter);
-    else snprintf(label, sizeof label, "%s", name);
+    char label[256], safe_name[128], safe_counter[128];
+    cli_text(name, safe_name, sizeof safe_name);
+    if (counter && counter[0])
+        snprintf(label, sizeof label, "%s (%s)", safe_name,
+                 cli_text(counter, safe_counter, sizeof safe_counter));
+    else snprintf(label, sizeof label, "%s", safe_name);
     fprintf(out, "    %-*s", name_width, label);
     for (size_t t = 0; t < threads; t++) {
         if (ivalues) fprintf(out, " %*lld", LIKWID_VALUE_WIDTH, (long long)ivalues[t]);
@@ -124,18 +131,26 @@ static void likwid_region(FILE *out, const sp_results *res, size_t i) {
     int width = 20;
     for (size_t m = 0; m < metrics; m++) {
         const char *name;
-        if (sp_results_likwid_metric(res, i, m, &name, NULL) == SP_OK && (int)strlen(name) > width)
-            width = (int)strlen(name);
+        if (sp_results_likwid_metric(res, i, m, &name, NULL) == SP_OK &&
+            (int)sp_escape_name(name, NULL, 0) > width)
+            width = (int)sp_escape_name(name, NULL, 0);
     }
     for (size_t e = 0; e < events; e++) {
         const char *name, *counter;
         if (sp_results_likwid_event(res, i, e, &name, &counter, NULL) != SP_OK) continue;
-        int len = (int)(strlen(name) + (counter && counter[0] ? strlen(counter) + 3 : 0));
+        int len = (int)(sp_escape_name(name, NULL, 0) +
+                        (counter && counter[0] ? sp_escape_name(counter, NULL, 0) + 3 : 0));
         if (len > width) width = len;
     }
     if (width > 60) width = 60;
-    fprintf(out, "  region %s%s%s%s\n", tag, source[0] ? " (" : "", source,
-            source[0] ? ")" : "");
+    fputs("  region ", out);
+    cli_text_put(out, tag);
+    if (source[0]) {
+        fputs(" (", out);
+        cli_text_put(out, source);
+        fputc(')', out);
+    }
+    fputc('\n', out);
     const int64_t *cpus = sp_results_likwid_cpus(res, i);
     fprintf(out, "    %-*s", width, "");
     for (size_t t = 0; t < threads; t++) {
@@ -173,7 +188,8 @@ static void print_likwid(FILE *out, const sp_results *res, inspect_ranks selecte
         int64_t id;
         sp_results_likwid_record(res, i, &rank, NULL, &group, &id, NULL, NULL);
         if (!inspect_rank_selected(selected, rank)) continue;
-        fprintf(out, "\nLIKWID group %s", group[0] ? group : "(unnamed)");
+        fputs("\nLIKWID group ", out);
+        cli_text_put(out, group[0] ? group : "(unnamed)");
         if (id >= 0) fprintf(out, " (id %lld)", (long long)id);
         fprintf(out, ", rank %u (per hardware thread):\n", rank);
         for (size_t j = i; j < n; j++)

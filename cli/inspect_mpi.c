@@ -220,6 +220,18 @@ static int table_build(mpi_table *t, const sp_results *res, inspect_ranks select
     return SP_OK;
 }
 
+/* qsort has no context argument in C11: the MPI time per region being
+ * sorted by is reachable through this file-level pointer. Tools are
+ * single-threaded. */
+static const int64_t *sort_enclosed;
+
+static int cmp_enclosed(const void *pa, const void *pb) {
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    int64_t x = sort_enclosed[a], y = sort_enclosed[b];
+    if (x != y) return x > y ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
 /* The regions that enclose MPI calls, most MPI time first (count in *n). */
 static size_t *enclosing_order(const mpi_table *t, const sp_results *res, size_t *n) {
     size_t regions = sp_results_region_count(res), m = 0;
@@ -229,13 +241,11 @@ static size_t *enclosing_order(const mpi_table *t, const sp_results *res, size_t
     if (!order) return NULL;
     for (size_t r = 0; r < regions; r++)
         if (t->enclosed_ns[r] > 0) order[m++] = r;
-    /* insertion sort: few regions enclose MPI calls directly */
-    for (size_t i = 1; i < m; i++)
-        for (size_t j = i; j > 0 && t->enclosed_ns[order[j]] > t->enclosed_ns[order[j - 1]]; j--) {
-            size_t tmp = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = tmp;
-        }
+    /* qsort, not insertion sort: a file can have 10^5 regions that each
+     * enclose an MPI call. Ties keep the region order (index compared). */
+    sort_enclosed = t->enclosed_ns;
+    if (m) qsort(order, m, sizeof *order, cmp_enclosed);
+    sort_enclosed = NULL;
     *n = m;
     return order;
 }
@@ -286,8 +296,10 @@ int inspect_print_mpi(FILE *out, const sp_results *res, inspect_ranks selected) 
         const mpi_op_row *r = &t.rows[i];
         double lo, avg, hi, imb;
         spread(&t, r->rank_ns, &lo, &avg, &hi, &imb);
-        fprintf(out, "  %-16s %-15s %10llu %14lld%s %11.6f %11.6f %11.6f %11.6f %8.1f%%\n", r->op,
-                r->kind, (unsigned long long)r->calls, (long long)r->bytes,
+        char op[sizeof r->op * 4], kind[sizeof r->kind * 4];
+        fprintf(out, "  %-16s %-15s %10llu %14lld%s %11.6f %11.6f %11.6f %11.6f %8.1f%%\n",
+                cli_text(r->op, op, sizeof op), cli_text(r->kind, kind, sizeof kind),
+                (unsigned long long)r->calls, (long long)r->bytes,
                 r->unknown_bytes_calls ? "*" : " ", r->total_ns / 1e9, lo / 1e9, avg / 1e9,
                 hi / 1e9, imb);
         calls += r->calls;
@@ -311,9 +323,11 @@ int inspect_print_mpi(FILE *out, const sp_results *res, inspect_ranks selected) 
     size_t encl_n = 0;
     size_t *encl = enclosing_order(&t, res, &encl_n);
     if (encl_n) fprintf(out, "  MPI inside enclosing regions (direct children; seconds):\n");
+    char name[512];
     for (size_t i = 0; i < encl_n; i++)
         fprintf(out, "    %-40s %11.6f of %11.6f (%.1f%%)\n",
-                sp_results_region_name(res, encl[i]), t.enclosed_ns[encl[i]] / 1e9,
+                cli_text(sp_results_region_name(res, encl[i]), name, sizeof name),
+                t.enclosed_ns[encl[i]] / 1e9,
                 t.region_ns[encl[i]] / 1e9,
                 share_pct(t.enclosed_ns[encl[i]], t.region_ns[encl[i]]));
     free(encl);

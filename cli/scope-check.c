@@ -36,6 +36,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "cli_isolate.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
 
@@ -412,7 +413,7 @@ static void check_stored_stats(checker *ck) {
         return;
     char msg[1024];
     sp_results *sum = NULL;
-    int st = sp_results_open(ck->path, SP_RESULTS_SUMMARY_ONLY, &sum, msg, sizeof msg);
+    int st = cli_results_open(ck->path, SP_RESULTS_SUMMARY_ONLY, &sum, msg, sizeof msg);
     if (st == SP_ERR_NO_SUMMARY && strstr(msg, "has no fixed-size summary statistics")) return;
     if (st == SP_ERR_OUT_OF_MEMORY) {
         ck->failed = true;
@@ -531,6 +532,7 @@ static const char *sizes(const sp_results *res, uint64_t calls, char *buf, size_
 }
 
 int main(int argc, char **argv) {
+    cli_isolate_start("scope-check");
     bool quiet = false, strict = false, options_done = false;
     const char **files = calloc((size_t)argc + 1, sizeof *files);
     size_t file_count = 0;
@@ -562,7 +564,7 @@ int main(int argc, char **argv) {
         checker ck = {.path = files[f]};
         char msg[1024];
         sp_results *res = NULL;
-        int st = sp_results_open(files[f], 0, &res, msg, sizeof msg);
+        int st = cli_results_open(files[f], 0, &res, msg, sizeof msg);
         if (st != SP_OK) {
             /* An unreadable file is the first problem of its report. */
             printf("%s: cannot be read: %s\n", files[f], msg[0] ? msg : sp_error_string(st));

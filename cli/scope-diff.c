@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cli_isolate.h"
 #include "scope_diff.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
@@ -225,15 +226,15 @@ static void put_repeat(FILE *out, const char *s, size_t n) {
 enum { COL_REGION, COL_BASE, COL_NEW, COL_CHANGE, COL_PCT, COL_CALLS, COL_T, COL_STATUS, N_COLS };
 #define CELL_LEN 96
 
-/* Cells of one row; the region name is a pointer so that no length limit
- * cuts it. */
+/* Cells of one row; the region name (escaped for the terminal, owned) is
+ * a pointer so that no length limit cuts it. */
 typedef struct line {
-    const char *name;
+    char *name;
     char cells[N_COLS][CELL_LEN];
 } line;
 
 static void fill_line(line *ln, const diff_row *r, diff_metric m, const glyphs *g) {
-    ln->name = r->name;
+    ln->name = cli_text_dup(r->name);
     for (int c = 0; c < N_COLS; c++) snprintf(ln->cells[c], CELL_LEN, "-");
     if (r->base.present && r->base.has_value) format_value(ln->cells[COL_BASE], CELL_LEN, m, r->base.value, false);
     if (r->cand.present && r->cand.has_value) format_value(ln->cells[COL_NEW], CELL_LEN, m, r->cand.value, false);
@@ -247,7 +248,7 @@ static void fill_line(line *ln, const diff_row *r, diff_metric m, const glyphs *
     snprintf(ln->cells[COL_STATUS], CELL_LEN, "%s", status_text(r->status));
 }
 
-static void print_table(FILE *out, const diff_report *rep, diff_metric m, const glyphs *g) {
+static int print_table(FILE *out, const diff_report *rep, diff_metric m, const glyphs *g) {
     char headers[N_COLS][32];
     const char *unit = is_duration(m) ? " [s]" : "";
     snprintf(headers[COL_REGION], 32, "region");
@@ -259,11 +260,16 @@ static void print_table(FILE *out, const diff_report *rep, diff_metric m, const 
     snprintf(headers[COL_T], 32, "t");
     snprintf(headers[COL_STATUS], 32, "status");
     line *lines = calloc(rep->count + 1, sizeof *lines);
-    if (!lines) return;
+    if (!lines) return SP_ERR_OUT_OF_MEMORY;
     size_t width[N_COLS];
     for (int c = 0; c < N_COLS; c++) width[c] = text_width(headers[c]);
     for (size_t i = 0; i < rep->count; i++) {
         fill_line(&lines[i], &rep->rows[i], m, g);
+        if (!lines[i].name) {
+            for (size_t k = 0; k < i; k++) free(lines[k].name);
+            free(lines);
+            return SP_ERR_OUT_OF_MEMORY;
+        }
         size_t w = text_width(lines[i].name);
         if (w > width[COL_REGION]) width[COL_REGION] = w;
         for (int c = 1; c < N_COLS; c++) {
@@ -296,17 +302,23 @@ static void print_table(FILE *out, const diff_report *rep, diff_metric m, const 
     }
     fputs("  ", out); fputs(g->bl, out); put_repeat(out, g->h, inner + 2); fputs(g->br, out);
     fputc('\n', out);
+    for (size_t i = 0; i < rep->count; i++) free(lines[i].name);
     free(lines);
+    return SP_OK;
 }
 
-static void print_text(FILE *out, const args *a, const diff_report *rep) {
+static int print_text(FILE *out, const args *a, const diff_report *rep) {
     const glyphs *g = !a->ascii && want_unicode(out) ? &unicode_glyphs : &ascii_glyphs;
     diff_metric m = a->o.metric;
-    fprintf(out, "Base:      %s\nNew:       %s\n", a->files[0], a->files[1]);
+    fputs("Base:      ", out);
+    cli_text_put(out, a->files[0]);
+    fputs("\nNew:       ", out);
+    cli_text_put(out, a->files[1]);
+    fputc('\n', out);
     fprintf(out, "Metric:    %s%s, threshold %g%%\n\n", diff_metric_name(m),
             is_duration(m) ? " [s]" : " (count)", a->o.threshold_pct);
-    if (rep->count) print_table(out, rep, m, g);
-    else fputs("  (no regions to compare)\n", out);
+    if (rep->count && print_table(out, rep, m, g) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
+    if (!rep->count) fputs("  (no regions to compare)\n", out);
     fputc('\n', out);
     const diff_session *s = &rep->session;
     fputs("Session:   ", out);
@@ -332,6 +344,7 @@ static void print_text(FILE *out, const args *a, const diff_report *rep) {
     fputc('\n', out);
     if (!rep->events_both)
         fputs("Noise:     not tested (a run has no per-call data)\n", out);
+    return SP_OK;
 }
 
 /* ---- JSON -------------------------------------------------------------------- */
@@ -427,7 +440,7 @@ static void print_json(FILE *out, const args *a, const diff_report *rep) {
 static sp_results *open_input(const char *path) {
     char msg[1024];
     sp_results *res = NULL;
-    int st = sp_results_open(path, 0, &res, msg, sizeof msg);
+    int st = cli_results_open(path, 0, &res, msg, sizeof msg);
     if (st == SP_OK) return res;
     /* The reader's messages name the file; say it once more only when one
      * does not (argument errors). */
@@ -437,6 +450,7 @@ static sp_results *open_input(const char *path) {
 }
 
 int main(int argc, char **argv) {
+    cli_isolate_start("scope-diff");
     args a;
     memset(&a, 0, sizeof a);
     int rc = parse_args(&a, argc, argv);
@@ -458,11 +472,21 @@ int main(int argc, char **argv) {
         fprintf(stderr, "scope-diff: %s\n", msg);
         exit_code = CLI_EXIT_OTHER;
     } else {
-        if (rep.warning_base[0]) fprintf(stderr, "scope-diff: warning: %s: %s\n", a.files[0], rep.warning_base);
-        if (rep.warning_cand[0]) fprintf(stderr, "scope-diff: warning: %s: %s\n", a.files[1], rep.warning_cand);
+        /* The warnings name regions: escaped like the table. */
+        for (int f = 0; f < 2; f++) {
+            const char *w = f ? rep.warning_cand : rep.warning_base;
+            if (!w[0]) continue;
+            fprintf(stderr, "scope-diff: warning: %s: ", a.files[f]);
+            cli_text_put(stderr, w);
+            fputc('\n', stderr);
+        }
         if (a.json) print_json(stdout, &a, &rep);
-        else print_text(stdout, &a, &rep);
-        if (a.fail_on_regression && rep.by_status[DIFF_REGRESSION]) exit_code = EXIT_REGRESSION;
+        else if (print_text(stdout, &a, &rep) != SP_OK) {
+            fprintf(stderr, "scope-diff: out of memory\n");
+            exit_code = CLI_EXIT_OTHER;
+        }
+        if (!exit_code && a.fail_on_regression && rep.by_status[DIFF_REGRESSION])
+            exit_code = EXIT_REGRESSION;
         diff_report_free(&rep);
     }
     sp_results_close(base);

@@ -38,6 +38,7 @@
 #include <unistd.h>
 
 #include "cli_common.h"
+#include "cli_isolate.h"
 #include "cli_output.h"
 #include "export_formats.h"
 #include "flame_tree.h"
@@ -93,7 +94,9 @@ static const char usage_text[] =
     "          OUT/traces.otf2 for Vampir, otf2-print, ...; one location per rank\n"
     "          and thread, ranks as location groups (when built with OTF2)\n"
     "  folded  folded stacks (\"outer;inner weight\", weight = exclusive ns) for\n"
-    "          flamegraph.pl, inferno, speedscope; ranks pooled unless --per-rank\n"
+    "          flamegraph.pl, inferno, speedscope; ranks pooled unless --per-rank;\n"
+    "          paths deeper than 512 frames end in one \"[deeper frames folded]\"\n"
+    "          frame holding the time below (said on stderr; svg: not drawn)\n"
     "  svg     an interactive flame graph (hover for time and share, click to\n"
     "          zoom), one self-contained SVG; open it in a browser\n"
     "  Aggregate-layout files (no per-call events) give json, folded and svg\n"
@@ -481,6 +484,7 @@ typedef struct region_entry {
 typedef struct row_key {
     size_t region;
     uint32_t rank;
+    size_t row;
 } row_key;
 
 static int cmp_row_key(const void *pa, const void *pb) {
@@ -517,20 +521,46 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
     const uint32_t *ranks = a->rank_count ? a->ranks : NULL;
     char msg[1024], warning[1024] = "";
     size_t count = 0;
-    for (size_t r = 0; r < n; r++) {
-        if (!region_on[r]) continue;
-        e[count].region = r;
-        int st = sp_summary_region(res, r, ranks, a->rank_count, &e[count].s, msg, sizeof msg);
-        if (st == SP_ERR_NESTING) {
-            /* Every region of the rank repeats it; keep the first. */
-            if (!warning[0]) snprintf(warning, sizeof warning, "%s", msg);
-        } else if (st != SP_OK) {
-            fprintf(stderr, "scope-export: %s: %s\n", sp_results_path(res), msg);
-            free(e);
-            return st;
-        }
-        if (e[count].s.num_ranks > 0) count++;  /* present on the selected ranks */
+    /* Every region and every row in two calls: one call per region (and
+     * per region and rank) scanned the whole file each time. */
+    size_t rows = sp_results_row_count(res);
+    sp_region_summary *all = calloc(n + 1, sizeof *all);
+    sp_region_summary *per_row = calloc(rows + 1, sizeof *per_row);
+    int st = all && per_row ? sp_summary_regions(res, ranks, a->rank_count, all, msg, sizeof msg)
+                            : SP_ERR_OUT_OF_MEMORY;
+    if (st == SP_OK || st == SP_ERR_NESTING) {
+        if (st == SP_ERR_NESTING) snprintf(warning, sizeof warning, "%s", msg);
+        st = sp_summary_rows(res, per_row, msg, sizeof msg);
+        if (st == SP_ERR_NESTING) st = SP_OK;
     }
+    if (st != SP_OK) {
+        if (st != SP_ERR_OUT_OF_MEMORY) fprintf(stderr, "scope-export: %s: %s\n", sp_results_path(res), msg);
+        free(all);
+        free(per_row);
+        free(e);
+        return st;
+    }
+    /* each region's row of the lowest rank, in one pass (for its tags) */
+    long *lowest = malloc((n + 1) * sizeof *lowest);
+    if (!lowest) {
+        free(all);
+        free(per_row);
+        free(e);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    for (size_t r = 0; r < n; r++) lowest[r] = -1;
+    for (size_t r = 0; r < rows; r++) {
+        size_t g = sp_results_row_region(res, r);
+        if (g < n && (lowest[g] < 0 ||
+                      sp_results_row_rank(res, r) < sp_results_row_rank(res, (size_t)lowest[g])))
+            lowest[g] = (long)r;
+    }
+    for (size_t r = 0; r < n; r++) {
+        if (!region_on[r] || all[r].num_ranks == 0) continue;  /* present on the selected ranks */
+        e[count].region = r;
+        e[count++].s = all[r];
+    }
+    free(all);
     qsort(e, count, sizeof *e, cmp_entry);
 
     cli_json_file_header(out, res);
@@ -556,11 +586,7 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
         /* Tags as scope-inspect gives them: those of the lowest rank's row
          * (FORMAT.md 2.5 takes the first value in ascending rank order). */
         fputs(",\n      \"tags\": [", out);
-        long row = -1;
-        for (size_t r = 0; r < sp_results_row_count(res); r++)
-            if (sp_results_row_region(res, r) == e[i].region &&
-                (row < 0 || sp_results_row_rank(res, r) < sp_results_row_rank(res, (size_t)row)))
-                row = (long)r;
+        long row = lowest[e[i].region];
         for (size_t t = 0; row >= 0 && t < sp_results_row_tag_count(res, (size_t)row); t++) {
             if (t) fputs(", ", out);
             cli_json_string(out, sp_results_row_tag(res, (size_t)row, t));
@@ -570,18 +596,20 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
     fputs(count ? "\n  ],\n  \"per_rank\": {" : "],\n  \"per_rank\": {", out);
     /* Rows sorted by (region, rank), with each region's first position, so
      * every region lists its ranks ascending in one pass over its rows. */
-    size_t rows = sp_results_row_count(res);
     row_key *keys = malloc((rows + 1) * sizeof *keys);
     size_t *by_region = calloc(n + 2, sizeof *by_region);
     if (!keys || !by_region) {
         free(keys);
         free(by_region);
+        free(per_row);
+        free(lowest);
         free(e);
         return SP_ERR_OUT_OF_MEMORY;
     }
     for (size_t r = 0; r < rows; r++) {
         keys[r].region = sp_results_row_region(res, r);
         keys[r].rank = sp_results_row_rank(res, r);
+        keys[r].row = r;
         by_region[keys[r].region + 1]++;
     }
     qsort(keys, rows, sizeof *keys, cmp_row_key);
@@ -597,9 +625,7 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
             uint32_t rank = keys[k].rank;
             if (!rank_selected(a, rank) || (k > by_region[e[i].region] && keys[k - 1].rank == rank))
                 continue;
-            sp_region_summary s;
-            int st = sp_summary_region_rank(res, e[i].region, rank, &s, msg, sizeof msg);
-            if (st != SP_OK && st != SP_ERR_NESTING) continue;
+            const sp_region_summary s = per_row[keys[k].row];
             fprintf(out, "%s\n      \"%u\": {\n        \"total_ns\": %lld", first ? "" : ",", rank,
                     (long long)s.total_ns);
             json_region_fields(out, "        ", &s);
@@ -611,6 +637,8 @@ static int write_json(FILE *out, const sp_results *res, const args *a, const boo
     fputs(count ? "\n  }\n}\n" : "}\n}\n", out);
     free(keys);
     free(by_region);
+    free(per_row);
+    free(lowest);
     free(e);
     return SP_OK;
 }
@@ -640,7 +668,13 @@ static int write_view(FILE *out, const char *dir, const sp_results *res, const a
                  : flame_tree_from_rows(&t, res, ranks, a->rank_count, region_on, a->per_rank);
         if (st == SP_OK) st = flame_tree_sort(&t);
         if (st == SP_OK && a->format == FORMAT_FOLDED) {
-            st = flame_write_folded(out, &t);
+            uint64_t folded = 0;
+            st = flame_write_folded(out, &t, &folded);
+            if (st == SP_OK && folded)
+                fprintf(stderr, "scope-export: %s: call paths deeper than %d frames: %llu deeper "
+                                "nodes folded into \"%s\" frames at depth %d\n",
+                        sp_results_path(res), FLAME_PRINT_MAX_DEPTH,
+                        (unsigned long long)folded, FLAME_FOLDED_FRAME, FLAME_PRINT_MAX_DEPTH);
         } else if (st == SP_OK) {
             long label = sp_results_metadata_find(res, "label");
             const char *text = label >= 0 ? sp_results_metadata_string(res, (size_t)label) : NULL;
@@ -664,6 +698,7 @@ static int write_view(FILE *out, const char *dir, const sp_results *res, const a
 }
 
 int main(int argc, char **argv) {
+    cli_isolate_start("scope-export");
     args a;
     memset(&a, 0, sizeof a);
     int rc = parse_args(&a, argc, argv);
@@ -687,7 +722,7 @@ int main(int argc, char **argv) {
 
     char msg[1024];
     sp_results *res = NULL;
-    int st = sp_results_open(a.input, 0, &res, msg, sizeof msg);
+    int st = cli_results_open(a.input, 0, &res, msg, sizeof msg);
     if (st != SP_OK) {
         /* The reader's messages name the file; say it once more only when
          * one does not. */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "cli_isolate.h"
 #include "inspect_counters.h"
 #include "inspect_mpi.h"
 #include "scope_profiler.h"
@@ -175,8 +176,6 @@ static bool matches(const char *const *patterns, size_t n, const char *name) {
 typedef struct region_entry {
     size_t region;
     sp_region_summary s;
-    int status;
-    char message[512];
 } region_entry;
 
 static int cmp_entry(const void *pa, const void *pb) {
@@ -190,32 +189,43 @@ static int cmp_entry(const void *pa, const void *pb) {
     return a->region < b->region ? -1 : (a->region > b->region);
 }
 
-/* Statistics of every selected region, in summary() order. */
-static region_entry *collect(const sp_results *res, const args *a, size_t *count, int *status) {
+/* Statistics of every selected region, in summary() order, from one
+ * sp_summary_regions call (one per region was regions x rows). warning
+ * receives the nesting message, "" when there is none. */
+static region_entry *collect(const sp_results *res, const args *a, size_t *count, int *status,
+                             char *warning, size_t warning_len) {
     size_t n = sp_results_region_count(res);
     region_entry *entries = calloc(n + 1, sizeof *entries);
+    sp_region_summary *all = calloc(n + 1, sizeof *all);
     *count = 0;
     *status = SP_OK;
-    if (!entries) {
+    warning[0] = '\0';
+    if (!entries || !all) {
+        free(entries);
+        free(all);
         *status = SP_ERR_OUT_OF_MEMORY;
         return NULL;
+    }
+    char msg[1024];
+    int st = sp_summary_regions(res, a->rank_count ? a->ranks : NULL, a->rank_count, all, msg,
+                                sizeof msg);
+    if (st == SP_ERR_NESTING) {
+        snprintf(warning, warning_len, "%s", msg);
+    } else if (st != SP_OK) {
+        *status = st;
+        fprintf(stderr, "scope-inspect: %s: %s\n", sp_results_path(res), msg);
+        free(all);
+        return entries;
     }
     for (size_t r = 0; r < n; r++) {
         const char *name = sp_results_region_name(res, r);
         if (a->include_count && !matches(a->include, a->include_count, name)) continue;
         if (matches(a->exclude, a->exclude_count, name)) continue;
-        region_entry *e = &entries[*count];
-        e->region = r;
-        e->status = sp_summary_region(res, r, a->rank_count ? a->ranks : NULL, a->rank_count,
-                                      &e->s, e->message, sizeof e->message);
-        if (e->status != SP_OK && e->status != SP_ERR_NESTING) {
-            *status = e->status;
-            fprintf(stderr, "scope-inspect: %s: %s\n", sp_results_path(res), e->message);
-            continue;
-        }
-        if (e->s.num_ranks == 0) continue;  /* not on the selected ranks */
-        (*count)++;
+        if (all[r].num_ranks == 0) continue;  /* not on the selected ranks */
+        entries[*count].region = r;
+        entries[(*count)++].s = all[r];
     }
+    free(all);
     qsort(entries, *count, sizeof *entries, cmp_entry);
     return entries;
 }
@@ -228,13 +238,37 @@ static void json_seconds(FILE *out, const char *key, double ns, bool available) 
     else fputs("null", out);
 }
 
-static long first_row_of(const sp_results *res, size_t region) {
-    long best = -1;
-    for (size_t i = 0; i < sp_results_row_count(res); i++)
-        if (sp_results_row_region(res, i) == region &&
-            (best < 0 || sp_results_row_rank(res, i) < sp_results_row_rank(res, (size_t)best)))
-            best = (long)i;
-    return best;
+/* Each region's rows in ascending rank order: rows[start[g] .. start[g+1])
+ * (one sort, so the per-region loops below are linear in the rows). */
+typedef struct region_rows {
+    size_t *start;
+    size_t *rows;
+} region_rows;
+
+static const sp_results *sort_res;  /* qsort has no context; single-threaded tool */
+
+static int cmp_row_rank(const void *pa, const void *pb) {
+    size_t x = *(const size_t *)pa, y = *(const size_t *)pb;
+    size_t gx = sp_results_row_region(sort_res, x), gy = sp_results_row_region(sort_res, y);
+    if (gx != gy) return gx < gy ? -1 : 1;
+    uint32_t rx = sp_results_row_rank(sort_res, x), ry = sp_results_row_rank(sort_res, y);
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return x < y ? -1 : (x > y);
+}
+
+static bool region_rows_build(region_rows *g, const sp_results *res) {
+    size_t n = sp_results_region_count(res), rows = sp_results_row_count(res);
+    g->start = calloc(n + 2, sizeof *g->start);
+    g->rows = calloc(rows + 1, sizeof *g->rows);
+    if (!g->start || !g->rows) return false;
+    for (size_t r = 0; r < rows; r++) {
+        g->rows[r] = r;
+        g->start[sp_results_row_region(res, r) + 1]++;
+    }
+    for (size_t i = 0; i < n; i++) g->start[i + 1] += g->start[i];
+    sort_res = res;
+    if (rows) qsort(g->rows, rows, sizeof *g->rows, cmp_row_rank);
+    return true;
 }
 
 static void json_metadata(FILE *out, const sp_results *res) {
@@ -278,20 +312,23 @@ static void json_metadata(FILE *out, const sp_results *res) {
 static int print_json(FILE *out, const sp_results *res, const args *a) {
     size_t count;
     int status;
-    region_entry *e = collect(res, a, &count, &status);
-    if (!e) return status;
+    char warning[1024];
+    region_entry *e = collect(res, a, &count, &status, warning, sizeof warning);
+    region_rows g = {0};
+    if (e && !region_rows_build(&g, res)) status = SP_ERR_OUT_OF_MEMORY;
+    if (!e || status == SP_ERR_OUT_OF_MEMORY) {
+        free(e);
+        free(g.start);
+        free(g.rows);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
     cli_json_file_header(out, res);
     fputs(",\n", out);
     json_metadata(out, res);
     inspect_json_counters(out, res, (inspect_ranks){a->ranks, a->rank_count});
     inspect_json_mpi(out, res, (inspect_ranks){a->ranks, a->rank_count});
     fputs("  \"warnings\": [", out);
-    for (size_t i = 0; i < count; i++) {
-        if (e[i].status != SP_ERR_NESTING) continue;
-        /* One message per file: every region of the rank repeats it. */
-        cli_json_string(out, e[i].message);
-        break;
-    }
+    if (warning[0]) cli_json_string(out, warning);  /* one message per file */
     fputs("],\n  \"regions\": [", out);
     for (size_t i = 0; i < count; i++) {
         const sp_region_summary *s = &e[i].s;
@@ -319,7 +356,8 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
             json_seconds(out, "gpu_average_duration", s->gpu_average_ns, true);
         }
         fputs(",\n      \"tags\": [", out);
-        long row = first_row_of(res, e[i].region);
+        size_t first = g.start[e[i].region], end = g.start[e[i].region + 1];
+        long row = first < end ? (long)g.rows[first] : -1;  /* the lowest rank's */
         for (size_t t = 0; row >= 0 && t < sp_results_row_tag_count(res, (size_t)row); t++) {
             if (t) fputs(", ", out);
             cli_json_string(out, sp_results_row_tag(res, (size_t)row, t));
@@ -332,11 +370,11 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
         cli_json_string(out, sp_results_region_name(res, e[i].region));
         fputs(": {", out);
         bool first = true;
-        for (size_t r = 0; r < sp_results_row_count(res); r++) {
+        for (size_t k = g.start[e[i].region]; k < g.start[e[i].region + 1]; k++) {
+            size_t r = g.rows[k];
             uint32_t rank = sp_results_row_rank(res, r);
-            if (sp_results_row_region(res, r) != e[i].region) continue;
             bool selected = a->rank_count == 0;
-            for (size_t k = 0; k < a->rank_count && !selected; k++) selected = a->ranks[k] == rank;
+            for (size_t q = 0; q < a->rank_count && !selected; q++) selected = a->ranks[q] == rank;
             if (!selected) continue;
             sp_row_stats st;
             sp_results_row_stats(res, r, &st);
@@ -348,6 +386,8 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
     }
     fputs(count ? "\n  }\n}" : "}\n}", out);
     free(e);
+    free(g.start);
+    free(g.rows);
     return status;
 }
 
@@ -355,18 +395,17 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
 
 static void print_clipped(FILE *out, const char *text) {
     /* Long values (PATH and friends) are clipped for a readable block;
-     * --json gives them whole. The cut avoids splitting a UTF-8 sequence. */
-    size_t len = strlen(text), max = 70;
-    if (len <= max) {
-        fputs(text, out);
-        return;
-    }
-    while (max > 0 && ((unsigned char)text[max] & 0xC0) == 0x80) max--;
-    fprintf(out, "%.*s [...]", (int)max, text);
+     * --json gives them whole. Escaped for the terminal (cli_text), which
+     * also cuts at a whole character or escape. */
+    char buf[71];
+    fputs(cli_text(text, buf, sizeof buf), out);
+    if (sp_escape_name(text, NULL, 0) >= sizeof buf) fputs(" [...]", out);
 }
 
 static void print_metadata(FILE *out, const sp_results *res) {
-    fprintf(out, "File:     %s\n", sp_results_path(res));
+    fputs("File:     ", out);
+    cli_text_put(out, sp_results_path(res));
+    fputc('\n', out);
     if (sp_results_format_kind(res) == SP_RESULTS_FORMAT_TRACE)
         fprintf(out, "Format:   native trace (.spt) version %d\n", sp_results_schema_version(res));
     else
@@ -393,14 +432,15 @@ static void print_metadata(FILE *out, const sp_results *res) {
         }
     size_t width = 0;
     for (size_t i = 0; i < n; i++) {
-        size_t w = strlen(sp_results_metadata_key(res, i));
+        size_t w = sp_escape_name(sp_results_metadata_key(res, i), NULL, 0);
         if (w > width) width = w;
     }
     if (width > 32) width = 32;
     fputs("Metadata:\n", out);
     for (size_t k = 0; k < n; k++) {
         size_t i = order[k];
-        fprintf(out, "  %-*s  ", (int)width, sp_results_metadata_key(res, i));
+        char key[256];
+        fprintf(out, "  %-*s  ", (int)width, cli_text(sp_results_metadata_key(res, i), key, sizeof key));
         int64_t iv;
         double dv;
         char buf[64];
@@ -468,6 +508,7 @@ static int print_text(FILE *out, const sp_results *res, const args *a) {
 }
 
 int main(int argc, char **argv) {
+    cli_isolate_start("scope-inspect");
     args a = {0};
     int rc = parse_args(&a, argc, argv);
     if (rc) {
@@ -482,7 +523,7 @@ int main(int argc, char **argv) {
     for (size_t f = 0; f < a.file_count; f++) {
         char msg[1024];
         sp_results *res = NULL;
-        int st = sp_results_open(a.files[f], 0, &res, msg, sizeof msg);
+        int st = cli_results_open(a.files[f], 0, &res, msg, sizeof msg);
         if (st != SP_OK) {
             /* The reader's messages name the file; say it once more only
              * when one does not (argument errors). */

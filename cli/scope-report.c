@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "cli_isolate.h"
 #include "cli_output.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
@@ -65,6 +66,7 @@ static int parse_count(const char *option, const char *value, uint64_t max, uint
 }
 
 int main(int argc, char **argv) {
+    cli_isolate_start("scope-report");
     const char *input = NULL, *output = NULL;
     report_options o = {NULL, 0, 10, 250000, NULL};
     uint32_t *ranks = calloc(MAX_RANKS, sizeof *ranks);
@@ -132,7 +134,7 @@ int main(int argc, char **argv) {
 
     char msg[1024];
     sp_results *res = NULL;
-    int st = sp_results_open(input, 0, &res, msg, sizeof msg);
+    int st = cli_results_open(input, 0, &res, msg, sizeof msg);
     if (st != SP_OK) {
         if (strstr(msg, input)) fprintf(stderr, "scope-report: %s\n", msg);
         else fprintf(stderr, "scope-report: %s: %s\n", input, msg[0] ? msg : sp_error_string(st));

@@ -11,7 +11,7 @@
  * With per-call data on both sides (or an aggregate-mode file, whose call
  * paths carry each region's exact count, mean and m2) we run Welch's
  * unequal-variance t test on the per-call (inclusive) durations: n, mean
- * and the population std come from sp_summary_region, the std is turned into the sample std
+ * and the population std come from sp_summary_regions, the std is turned into the sample std
  * (x sqrt(n/(n-1))) because the test wants an estimate of the spread, and
  *     t = (mean_new - mean_base) / sqrt(s_base^2/n_base + s_new^2/n_new).
  * |t| < 2 (roughly the 95% two-sided level for more than a handful of
@@ -112,28 +112,80 @@ static bool metric_value(diff_metric metric, const sp_region_summary *s, double 
     }
 }
 
-/* Fill one side from `res`; a region missing from the run, or present in
- * its table without any row, is "not present". */
-static int load_side(const sp_results *res, const char *name, diff_metric metric, diff_side *side,
-                     char *warning, size_t warning_len, char *errbuf, size_t errbuf_len) {
-    memset(side, 0, sizeof *side);
-    long id = sp_results_region_find(res, name);
-    if (id < 0) return SP_OK;
+/* One run: every region's statistics from one sp_summary_regions call and
+ * its names sorted, so matching a name is a binary search (a lookup and a
+ * summary per region were regions x (regions + rows)). */
+typedef struct run_index {
+    const sp_results *res;
+    sp_region_summary *stats;  /* [region_count] */
+    size_t *by_name;           /* region ids sorted by name */
+    size_t count;
+} run_index;
+
+static const sp_results *sort_run;  /* qsort has no context; single-threaded tool */
+
+static int cmp_by_name(const void *a, const void *b) {
+    return strcmp(sp_results_region_name(sort_run, *(const size_t *)a),
+                  sp_results_region_name(sort_run, *(const size_t *)b));
+}
+
+static void run_index_free(run_index *x) {
+    free(x->stats);
+    free(x->by_name);
+    memset(x, 0, sizeof *x);
+}
+
+static int run_index_build(run_index *x, const sp_results *res, char *warning, size_t warning_len,
+                           char *errbuf, size_t errbuf_len) {
+    memset(x, 0, sizeof *x);
+    x->res = res;
+    x->count = sp_results_region_count(res);
+    x->stats = calloc(x->count + 1, sizeof *x->stats);
+    x->by_name = calloc(x->count + 1, sizeof *x->by_name);
+    if (!x->stats || !x->by_name) {
+        run_index_free(x);
+        snprintf(errbuf, errbuf_len, "out of memory");
+        return SP_ERR_OUT_OF_MEMORY;
+    }
     char msg[512] = "";
-    int st = sp_summary_region(res, (size_t)id, NULL, 0, &side->s, msg, sizeof msg);
+    int st = sp_summary_regions(res, NULL, 0, x->stats, msg, sizeof msg);
     if (st == SP_ERR_NESTING) {
         /* The rest of the statistics are valid; only exclusive time is
-         * lost. Keep one message per run: every region of a badly nested
-         * rank repeats it. */
-        if (!warning[0]) snprintf(warning, warning_len, "%s", msg);
+         * lost. One message per run. */
+        snprintf(warning, warning_len, "%s", msg);
     } else if (st != SP_OK) {
         snprintf(errbuf, errbuf_len, "%s: %s", sp_results_path(res),
                  msg[0] ? msg : sp_error_string(st));
+        run_index_free(x);
         return st;
     }
+    for (size_t i = 0; i < x->count; i++) x->by_name[i] = i;
+    sort_run = res;
+    if (x->count) qsort(x->by_name, x->count, sizeof *x->by_name, cmp_by_name);
+    return SP_OK;
+}
+
+static long run_index_find(const run_index *x, const char *name) {
+    size_t lo = 0, hi = x->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(sp_results_region_name(x->res, x->by_name[mid]), name);
+        if (c == 0) return (long)x->by_name[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return -1;
+}
+
+/* Fill one side; a region missing from the run, or present in its table
+ * without any row, is "not present". */
+static void load_side(const run_index *x, const char *name, diff_metric metric, diff_side *side) {
+    memset(side, 0, sizeof *side);
+    long id = run_index_find(x, name);
+    if (id < 0) return;
+    side->s = x->stats[id];
     side->present = side->s.num_ranks > 0;
     if (side->present) side->has_value = metric_value(metric, &side->s, &side->value);
-    return SP_OK;
 }
 
 /* ---- significance ------------------------------------------------------------ */
@@ -289,6 +341,19 @@ int diff_compare(const sp_results *base, const sp_results *cand, const diff_opti
         snprintf(errbuf, errbuf_len, "out of memory");
         return SP_ERR_OUT_OF_MEMORY;
     }
+    run_index xb, xc;
+    st = run_index_build(&xb, base, report->warning_base, sizeof report->warning_base, errbuf,
+                         errbuf_len);
+    if (st == SP_OK) {
+        st = run_index_build(&xc, cand, report->warning_cand, sizeof report->warning_cand, errbuf,
+                             errbuf_len);
+        if (st != SP_OK) run_index_free(&xb);
+    }
+    if (st != SP_OK) {
+        filters_free(&f);
+        diff_report_free(report);
+        return st;
+    }
     /* the test needs every call's moments, not the calls themselves */
     report->events_both = (sp_results_has_events(base) || sp_results_call_path_count(base) > 0) &&
                           (sp_results_has_events(cand) || sp_results_call_path_count(cand) > 0);
@@ -297,25 +362,20 @@ int diff_compare(const sp_results *base, const sp_results *cand, const diff_opti
         const sp_results *owner = k < nb ? base : cand;
         const char *name = sp_results_region_name(owner, k < nb ? k : k - nb);
         if (!name || !selected(&f, name)) continue;
-        if (k >= nb && sp_results_region_find(base, name) >= 0) continue;
+        if (k >= nb && run_index_find(&xb, name) >= 0) continue;
         diff_row *row = &report->rows[report->count];
         row->name = name;
-        st = load_side(base, name, o->metric, &row->base, report->warning_base,
-                       sizeof report->warning_base, errbuf, errbuf_len);
-        if (st == SP_OK)
-            st = load_side(cand, name, o->metric, &row->cand, report->warning_cand,
-                           sizeof report->warning_cand, errbuf, errbuf_len);
-        if (st != SP_OK || (!row->base.present && !row->cand.present)) continue;
+        load_side(&xb, name, o->metric, &row->base);
+        load_side(&xc, name, o->metric, &row->cand);
+        if (!row->base.present && !row->cand.present) continue;
         welch(row, report->events_both, o->metric);
         classify(row, o->threshold_pct);
         report->by_status[row->status]++;
         report->count++;
     }
     filters_free(&f);
-    if (st != SP_OK) {
-        diff_report_free(report);
-        return st;
-    }
+    run_index_free(&xb);
+    run_index_free(&xc);
     sort_mode = o->sort;
     qsort(report->rows, report->count, sizeof *report->rows, cmp_rows);
     report->session.has_base = session_span(base, &report->session.base_ns);

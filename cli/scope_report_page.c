@@ -123,23 +123,28 @@ static bool rank_selected(const report_options *o, uint32_t rank) {
     return false;
 }
 
-/* The file a region is defined in, from its lowest selected rank's row.
- * A merged file keeps each input's source columns, so this is also the
- * way to tell which input (Python driver, Fortran kernel, ...) a region
- * came from: merge records no per-region input file of its own. */
-static const char *region_source(const sp_results *res, const report_options *o, size_t region) {
-    const char *best = NULL;
-    uint32_t best_rank = UINT32_MAX;
+/* The file each region is defined in, from its lowest selected rank's row,
+ * for every region in one pass over the rows (one scan per region was
+ * regions x rows). A merged file keeps each input's source columns, so
+ * this is also the way to tell which input (Python driver, Fortran
+ * kernel, ...) a region came from: merge records no per-region input file
+ * of its own. sources[r] is NULL when no selected row names a file. */
+static void region_sources(const sp_results *res, const report_options *o, const char **sources,
+                           uint32_t *best_rank) {
+    size_t n = sp_results_region_count(res);
+    for (size_t g = 0; g < n; g++) {
+        sources[g] = NULL;
+        best_rank[g] = UINT32_MAX;
+    }
     for (size_t r = 0; r < sp_results_row_count(res); r++) {
-        if (sp_results_row_region(res, r) != region) continue;
+        size_t g = sp_results_row_region(res, r);
         uint32_t rank = sp_results_row_rank(res, r);
         const char *file = sp_results_row_source_file(res, r);
-        if (file && file[0] && rank_selected(o, rank) && rank < best_rank) {
-            best = file;
-            best_rank = rank;
+        if (g < n && file && file[0] && rank_selected(o, rank) && rank < best_rank[g]) {
+            sources[g] = file;
+            best_rank[g] = rank;
         }
     }
-    return best;
 }
 
 static void cell_ns(FILE *out, double ns, bool available) {
@@ -150,6 +155,19 @@ static void cell_ns(FILE *out, double ns, bool available) {
     }
     report_format_ns(buf, sizeof buf, ns);
     fprintf(out, "<td class=\"n\" data-v=\"%.17g\">%s</td>", ns, buf);
+}
+
+typedef struct entry {
+    size_t region;
+    sp_region_summary s;
+} entry;
+
+/* Largest total first; equal totals keep the region table's order (qsort
+ * is not stable, so the region index breaks the tie). */
+static int cmp_entry_total(const void *pa, const void *pb) {
+    const entry *a = pa, *b = pb;
+    if (a->s.total_ns != b->s.total_ns) return a->s.total_ns > b->s.total_ns ? -1 : 1;
+    return (a->region > b->region) - (a->region < b->region);
 }
 
 static int summary_table(FILE *out, const sp_results *res, const report_options *o) {
@@ -169,30 +187,38 @@ static int summary_table(FILE *out, const sp_results *res, const report_options 
           "<th class=\"n\">max</th><th class=\"n\">p95</th><th class=\"n\">imbalance %</th>"
           "</tr></thead>\n<tbody>\n",
           out);
-    /* Largest total first: the page opens on what matters. */
-    typedef struct entry {
-        size_t region;
-        sp_region_summary s;
-    } entry;
+    /* Every region's statistics in one call (one sp_summary_region per
+     * region scanned the file each time), then largest total first: the
+     * page opens on what matters. */
+    sp_region_summary *all = calloc(n + 1, sizeof *all);
     entry *e = calloc(n + 1, sizeof *e);
-    if (!e) return SP_ERR_OUT_OF_MEMORY;
-    size_t count = 0;
-    for (size_t r = 0; r < n; r++) {
-        int st = sp_summary_region(res, r, o->ranks, o->rank_count, &e[count].s, msg, sizeof msg);
-        if (st == SP_ERR_NESTING) {
-            if (!warning[0]) snprintf(warning, sizeof warning, "%s", msg);
-        } else if (st != SP_OK) {
-            continue;
-        }
-        if (e[count].s.num_ranks == 0) continue;
-        e[count++].region = r;
+    const char **sources = any_source ? calloc(n + 1, sizeof *sources) : NULL;
+    uint32_t *source_rank = any_source ? calloc(n + 1, sizeof *source_rank) : NULL;
+    if (!all || !e || (any_source && (!sources || !source_rank))) {
+        free(all);
+        free(e);
+        free(sources);
+        free(source_rank);
+        return SP_ERR_OUT_OF_MEMORY;
     }
-    for (size_t i = 1; i < count; i++) /* insertion sort: stable, regions are few */
-        for (size_t j = i; j > 0 && e[j].s.total_ns > e[j - 1].s.total_ns; j--) {
-            entry tmp = e[j];
-            e[j] = e[j - 1];
-            e[j - 1] = tmp;
-        }
+    size_t count = 0;
+    int st = sp_summary_regions(res, o->ranks, o->rank_count, all, msg, sizeof msg);
+    if (st == SP_ERR_NESTING) snprintf(warning, sizeof warning, "%s", msg);
+    else if (st != SP_OK) {
+        free(all);
+        free(e);
+        free(sources);
+        free(source_rank);
+        return st;
+    }
+    for (size_t r = 0; r < n; r++) {
+        if (all[r].num_ranks == 0) continue;
+        e[count].region = r;
+        e[count++].s = all[r];
+    }
+    free(all);
+    if (any_source) region_sources(res, o, sources, source_rank);
+    qsort(e, count, sizeof *e, cmp_entry_total);
     for (size_t i = 0; i < count; i++) {
         const sp_region_summary *s = &e[i].s;
         fputs("<tr><td>", out);
@@ -200,7 +226,7 @@ static int summary_table(FILE *out, const sp_results *res, const report_options 
         fputs("</td>", out);
         if (any_source) {
             fputs("<td>", out);
-            cli_xml_string(out, region_source(res, o, e[i].region));
+            cli_xml_string(out, sources[e[i].region]);
             fputs("</td>", out);
         }
         fprintf(out, "<td class=\"n\" data-v=\"%u\">%u</td><td class=\"n\" data-v=\"%" PRIu64
@@ -226,6 +252,8 @@ static int summary_table(FILE *out, const sp_results *res, const report_options 
               "no percentiles, call paths or timeline.</p>\n",
               out);
     free(e);
+    free(sources);
+    free(source_rank);
     return SP_OK;
 }
 

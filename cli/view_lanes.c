@@ -90,6 +90,16 @@ static int cmp_lane(const void *pa, const void *pb) {
     return ka < kb ? -1 : ka > kb;
 }
 
+typedef struct lane_order {
+    uint64_t key;
+    uint32_t lane;
+} lane_order;
+
+static int cmp_lane_order(const void *pa, const void *pb) {
+    const lane_order *a = pa, *b = pb;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
 static bool rank_in(const uint32_t *ranks, size_t n, uint32_t rank) {
     if (!ranks || n == 0) return true;
     size_t lo = 0, hi = n;
@@ -188,24 +198,20 @@ int view_lanes_build(view_lanes *v, const sp_results *res, const uint32_t *ranks
     uint64_t *fill = calloc(v->lane_count + 1, sizeof *fill);
     if (!fill) goto done;
     {
-        uint32_t *order = malloc((v->lane_count + 1) * sizeof *order);
+        /* (key, lane number) pairs sorted by key: a file can have one lane
+         * per rank for 10^5 ranks, so no insertion sort here. */
+        lane_order *order = malloc((v->lane_count + 1) * sizeof *order);
         if (!order) {
             free(fill);
             goto done;
         }
-        /* Sort lane numbers by key; lanes are few, insertion sort is fine. */
-        for (uint32_t i = 0; i < v->lane_count; i++) {
-            uint32_t j = i;
-            while (j > 0 && cmp_lane(&v->lanes[order[j - 1]], &v->lanes[i]) > 0) {
-                order[j] = order[j - 1];
-                j--;
-            }
-            order[j] = i;
-        }
+        for (uint32_t i = 0; i < v->lane_count; i++)
+            order[i] = (lane_order){lane_key(v->lanes[i].rank, v->lanes[i].thread), i};
+        qsort(order, v->lane_count, sizeof *order, cmp_lane_order);
         size_t pos = 0;
         for (size_t i = 0; i < v->lane_count; i++) {
-            fill[order[i]] = pos;
-            pos += v->lanes[order[i]].count;
+            fill[order[i].lane] = pos;
+            pos += v->lanes[order[i].lane].count;
         }
         for (size_t i = 0; i < v->lane_count; i++) v->lanes[i].first = fill[i];
         free(order);

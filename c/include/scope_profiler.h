@@ -218,8 +218,10 @@ typedef struct sp_options {
     /** Upper bound of the event memory of this process, in bytes (trace
      *  mode); 0 = no limit. sp_options_init sets SP_BUFFER_LIMIT_DEFAULT:
      *  $SCOPE_PROFILER_BUFFER_LIMIT (bytes, with an optional K, M or G
-     *  suffix, powers of 1024; "0" = no limit), else 256 MiB. What happens
-     *  at the limit is sp_options.overflow's choice. */
+     *  suffix, powers of 1024; "0" = no limit), else 256 MiB when a file is
+     *  written and no limit with write_file 0 (results kept in memory have
+     *  nowhere to flush). What happens at the limit is sp_options.overflow's
+     *  choice. */
     size_t buffer_limit_bytes;
     /** 1: print nothing (no report, no diagnostics). Default 0, or 1 when
      *  $SCOPE_PROFILER_QUIET is "1". */

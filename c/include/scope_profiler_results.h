@@ -55,6 +55,18 @@
  * (0, NULL or -1), so a caller iterating with the count functions never
  * needs to check.
  *
+ * What sp_results_open guarantees on a damaged or hostile file: everything
+ * it takes from the file is checked (docs/FORMAT.md 3.4 and 3.4.1: types,
+ * shapes, ranges, lengths against the file's size) before it is used as a
+ * length, an offset or an index, or handed to HDF5 to convert; such a file
+ * gives a status and a message naming it, never a crash in this library or
+ * an allocation the file's size does not justify. What it does NOT
+ * guarantee: libhdf5 itself parses the container (B-trees, heaps, object
+ * headers) before any of our checks can see the data, and on a damaged
+ * container libhdf5 1.10 can fault, loop or allocate without bound. A
+ * program that opens untrusted files should do so in a child process with
+ * time and memory limits, as the scope-* tools do (cli/cli_isolate.c).
+ *
  * Thread-safety: sp_results_open and sp_results_close may run concurrently
  * on different objects. A results object is immutable after open, so any
  * number of threads may call accessors on it concurrently; closing it while

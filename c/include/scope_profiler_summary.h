@@ -10,10 +10,14 @@
  *     (every call weighs the same; without per-call data the per-rank
  *     moments are combined exactly);
  *   - sp_summary_region_rank: one region on one rank;
+ *   - sp_summary_regions, sp_summary_rows: the same for every region (or
+ *     every row) in one call, linear in the file rather than quadratic;
  *   - sp_summary_percentile: any percentile (numpy "linear" method);
  *   - sp_summary_print: the region summary table, a call tree pooled over
  *     ranks by call path with "(own)" rows, as printed at the end of a run
- *     and by scope-inspect.
+ *     and by scope-inspect;
+ *   - sp_escape_name: a name from a file made safe for a text table, the
+ *     escaping sp_summary_print applies, for programs printing their own.
  *
  * Typical call sequence:
  *
@@ -117,6 +121,35 @@ SP_API int sp_summary_region(const sp_results *results, size_t region, const uin
                              size_t errbuf_len);
 
 /**
+ * sp_summary_region for every region at once: out[r] for each r in
+ * [0, sp_results_region_count(results)), pooled over ranks[0..rank_count-1]
+ * (NULL = all). Use it rather than one sp_summary_region per region: it
+ * groups the rows by region once and builds each rank's call tree at most
+ * once, so it costs O(calls log calls + rows log rows + regions), where a
+ * loop over sp_summary_region costs regions x rows.
+ *
+ * out:     region_count elements, filled on SP_OK and SP_ERR_NESTING (then
+ *          the regions of a rank whose calls do not nest have exclusive_ns
+ *          -1 and SP_STAT_EXCLUSIVE clear); untouched on other errors.
+ * Returns: as sp_summary_region (SP_ERR_NESTING: errbuf names the first
+ *          such rank).
+ * Thread-safety: see the overview.
+ */
+SP_API int sp_summary_regions(const sp_results *results, const uint32_t *ranks,
+                              size_t rank_count, sp_region_summary *out, char *errbuf,
+                              size_t errbuf_len);
+
+/**
+ * Statistics of every row (one region on one rank) at once: out[i] for
+ * each i in [0, sp_results_row_count(results)) equals
+ * sp_summary_region_rank(results, row i's region, row i's rank), in the
+ * same time as sp_summary_regions.
+ * Returns and errors as sp_summary_regions.
+ */
+SP_API int sp_summary_rows(const sp_results *results, sp_region_summary *out, char *errbuf,
+                           size_t errbuf_len);
+
+/**
  * Statistics of region `region` on rank `rank` alone (FORMAT.md 7.1/7.2).
  * A rank without a row of the region gives calls 0 and SP_OK.
  * Returns and errors as sp_summary_region.
@@ -202,6 +235,28 @@ SP_API const char *sp_summary_column_names(void);
  */
 SP_API int sp_summary_print(const sp_results *results, FILE *out,
                             const sp_summary_options *options, char *errbuf, size_t errbuf_len);
+
+/**
+ * Copy `name` (a region, event, group or metadata name read from a file)
+ * into out[0..out_size-1] with every byte that could harm a terminal or a
+ * text table written as the four characters \xNN: the C0 controls
+ * (newline, tab, ESC, which starts ANSI escape sequences), DEL, the C1
+ * controls U+0080..U+009F, and every byte that is not part of well-formed
+ * UTF-8 (RFC 3629). Printable ASCII and other well-formed UTF-8 pass
+ * unchanged, a backslash too: the result is safe to print, not a
+ * reversible encoding (JSON and XML outputs need their own quoting). This
+ * is the escaping sp_summary_print applies to names.
+ *
+ * out:      always NUL-terminated when out_size > 0; a result that does not
+ *           fit is cut at a whole character or escape. out may be NULL when
+ *           out_size is 0 (to measure).
+ * name:     NULL is treated as "".
+ * Returns:  the length of the whole escaped name without its NUL, as
+ *           snprintf does: a result >= out_size means it was cut, and
+ *           result + 1 bytes hold it. Never fails.
+ * Thread-safety: reentrant, no global state.
+ */
+SP_API size_t sp_escape_name(const char *name, char *out, size_t out_size);
 
 #ifdef __cplusplus
 }

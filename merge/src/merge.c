@@ -32,6 +32,19 @@
  * overlap improperly in one lane), nothing on that rank is adopted and its
  * rows keep the exclusive totals their input stored (or -1): the reader
  * then rebuilds what it can, and nothing wrong is ever stored.
+ *
+ * Validation (issue 19, docs/FORMAT.md 3.4): merge copies nothing
+ * scope-check would reject. Pass 1 refuses, naming the input and the
+ * invariant, negative durations, ends beyond int64, ids below -1, a parent
+ * id not smaller than its call's, thread ids missing from the input's
+ * thread table, and totals that overflow; it also keeps every numbered
+ * call's (id, start, end) per input and rank (24 bytes per call), which
+ * gives the refusals of repeated ids, missing parents and parents that do
+ * not enclose their child, and the renumbering: a call's new id is its
+ * input's offset plus its rank among that input's ids, so no input's id
+ * magnitudes can shift (or wrap) another's. Statistics are always
+ * recomputed from the events (stored ones may be damaged); arithmetic on
+ * stored values is checked.
  */
 #include "scope_profiler_merge.h"
 
@@ -39,6 +52,7 @@
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,9 +67,6 @@
 /* Pass-1 read buffers of one rank share this budget (bytes). */
 #define SPM_SWEEP_BUDGET_BYTES ((size_t)24 << 20)
 #define SPM_SWEEP_MIN_BLOCK 1024
-/* Adopted parents are stored as (input rank + 1) << 48 | id. */
-#define SPM_ID_BITS 48
-#define SPM_ID_MASK (((int64_t)1 << SPM_ID_BITS) - 1)
 
 typedef struct merge {
     spm_input *inputs;
@@ -71,6 +82,9 @@ typedef struct merge {
     uint64_t *slot_spill;      /* per slot: first event position in the scratch file */
     bool *rank_nested;         /* per rank: pass 1 rebuilt the nesting */
     int64_t *max_id;           /* [input * rank_count + rank]: highest call id, -1 none */
+    struct id_table *ids;      /* same shape: the numbered calls, sorted by id */
+    struct thread_set *thread_sets; /* same shape: thread indices of the table */
+    size_t **rank_rows;        /* ... (row indices) */
     int64_t *id_offset;        /* same shape */
     int64_t *thread_offset;    /* same shape */
     uint32_t *region_base;     /* per input: its first id in the union table */
@@ -81,6 +95,82 @@ typedef struct merge {
 
 static int oom(spi_error *err) {
     return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "scope-merge: out of memory");
+}
+
+/* ---- what pass 1 keeps for validation and renumbering -------------------- */
+
+typedef struct id_entry {
+    int64_t id, start, end;
+} id_entry;
+
+typedef struct id_table {
+    id_entry *entries;
+    size_t count, capacity;
+    bool dense;                /* ids are entries[0].id + 0 .. count-1 */
+} id_table;
+
+typedef struct thread_set {
+    int64_t *indices;          /* sorted */
+    size_t count;
+} thread_set;
+
+static int id_push(id_table *t, id_entry e) {
+    if (t->count == t->capacity) {
+        size_t capacity = t->capacity ? t->capacity * 2 : 64;
+        id_entry *grown = spi_reallocarray(t->entries, capacity, sizeof *grown);
+        if (!grown) return SP_ERR_OUT_OF_MEMORY;
+        t->entries = grown;
+        t->capacity = capacity;
+    }
+    t->entries[t->count++] = e;
+    return SP_OK;
+}
+
+static int by_id(const void *a, const void *b) {
+    const id_entry *x = a, *y = b;
+    return x->id < y->id ? -1 : (x->id > y->id);
+}
+
+/* Position of id in the table, or -1. */
+static int64_t id_find(const id_table *t, int64_t id) {
+    if (t->count == 0) return -1;
+    if (t->dense) {
+        if (id < t->entries[0].id) return -1;
+        uint64_t k = (uint64_t)id - (uint64_t)t->entries[0].id;
+        return k < t->count ? (int64_t)k : -1;
+    }
+    size_t lo = 0, hi = t->count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t->entries[mid].id < id) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < t->count && t->entries[lo].id == id ? (int64_t)lo : -1;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+static bool thread_known(const thread_set *t, int64_t index) {
+    return bsearch(&index, t->indices, t->count, sizeof *t->indices, cmp_i64) != NULL;
+}
+
+/* An input's call that scope-check would reject: refused, naming it. */
+__attribute__((format(printf, 5, 6))) static int refuse(spi_error *err, const spm_input *in,
+                                                        uint32_t rank, uint32_t region,
+                                                        const char *format, ...) {
+    char what[256];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(what, sizeof what, format, ap);
+    va_end(ap);
+    return spi_error_set(err, SP_ERR_CORRUPT,
+                         "scope-merge: %s: rank %u region %s: %s; scope-merge copies nothing "
+                         "scope-check rejects",
+                         in->path, rank,
+                         region < in->prof.name_count ? in->prof.names[region] : "?", what);
 }
 
 static void report(merge *m, uint64_t events) {
@@ -261,6 +351,37 @@ static int by_u32(const void *a, const void *b) {
     return x < y ? -1 : (x > y);
 }
 
+static const spi_profile *sort_profile;
+
+static int by_rank_then_row(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    uint32_t rx = sort_profile->rows[x].rank, ry = sort_profile->rows[y].rank;
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return x < y ? -1 : (x > y);
+}
+
+static void sort_rows_by_rank(size_t *rows, const spi_profile *p) {
+    sort_profile = p; /* merges do not run concurrently: HDF5 is serial */
+    qsort(rows, p->row_count, sizeof *rows, by_rank_then_row);
+    sort_profile = NULL;
+}
+
+/* The rows of input i on `rank`, in file order: rows[0 .. *count). */
+static const size_t *rows_on_rank(const merge *m, size_t i, uint32_t rank, size_t *count) {
+    const spi_profile *p = &m->inputs[i].prof;
+    const size_t *rows = m->rank_rows[i];
+    size_t lo = 0, hi = p->row_count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->rows[rows[mid]].rank < rank) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t end = lo;
+    while (end < p->row_count && p->rows[rows[end]].rank == rank) end++;
+    *count = end - lo;
+    return rows + lo;
+}
+
 static int plan(merge *m, spi_error *err) {
     size_t n = m->input_count, capacity = 0;
     for (size_t i = 0; i < n; i++) {
@@ -320,18 +441,71 @@ static int plan(merge *m, spi_error *err) {
     for (size_t c = 0; c < cells; c++) m->max_id[c] = -1;
 
     /* Thread indices are dense per rank and per input; later inputs move
-     * past the indices the earlier ones use on the same rank. */
-    for (size_t ri = 0; ri < m->rank_count; ri++) {
+     * past the indices the earlier ones use on the same rank. One pass
+     * over each thread table (ranks found by bisection), so 10^5 ranks
+     * cost no more than their rows. */
+    m->ids = spi_calloc(cells, sizeof *m->ids);
+    m->thread_sets = spi_calloc(cells, sizeof *m->thread_sets);
+    int64_t *highest = spi_malloc(cells * sizeof *highest);
+    if (!m->ids || !m->thread_sets || !highest) {
+        spi_free(highest);
+        return oom(err);
+    }
+    for (size_t c = 0; c < cells; c++) highest[c] = -1;
+    int status = SP_OK;
+    for (size_t i = 0; i < n && status == SP_OK; i++) {
+        const spi_profile *p = &m->inputs[i].prof;
+        for (size_t t = 0; t < p->thread_count; t++) {
+            uint32_t *at = bsearch(&p->threads[t].rank, m->ranks, m->rank_count,
+                                   sizeof *m->ranks, by_u32);
+            if (!at) continue;
+            size_t cell = i * m->rank_count + (size_t)(at - m->ranks);
+            int64_t index = p->threads[t].index;
+            if (index < -1) {
+                status = spi_error_set(err, SP_ERR_CORRUPT,
+                                       "scope-merge: %s: thread table row %zu has the invalid "
+                                       "index %" PRId64 "; scope-merge copies nothing "
+                                       "scope-check rejects",
+                                       m->inputs[i].path, t, index);
+                break;
+            }
+            if (index > highest[cell]) highest[cell] = index;
+            thread_set *set = &m->thread_sets[cell];
+            int64_t *grown = spi_reallocarray(set->indices, set->count + 1, sizeof *grown);
+            if (!grown) {
+                status = oom(err);
+                break;
+            }
+            set->indices = grown;
+            set->indices[set->count++] = index;
+        }
+    }
+    for (size_t c = 0; c < cells && status == SP_OK; c++)
+        if (m->thread_sets[c].count > 1)
+            qsort(m->thread_sets[c].indices, m->thread_sets[c].count, sizeof(int64_t), cmp_i64);
+    for (size_t ri = 0; ri < m->rank_count && status == SP_OK; ri++) {
         int64_t next = 0;
         for (size_t i = 0; i < n; i++) {
             m->thread_offset[i * m->rank_count + ri] = next;
-            const spi_profile *p = &m->inputs[i].prof;
-            int64_t highest = -1;
-            for (size_t t = 0; t < p->thread_count; t++)
-                if (p->threads[t].rank == m->ranks[ri] && p->threads[t].index > highest)
-                    highest = p->threads[t].index;
-            next += highest + 1;
+            if (__builtin_add_overflow(next, highest[i * m->rank_count + ri] + 1, &next)) {
+                status = spi_error_set(err, SP_ERR_CORRUPT,
+                                       "scope-merge: %s: thread indices beyond int64",
+                                       m->inputs[i].path);
+                break;
+            }
         }
+    }
+    spi_free(highest);
+    if (status != SP_OK) return status;
+    /* Each input's rows grouped by rank, for the per-rank passes. */
+    m->rank_rows = spi_calloc(n, sizeof *m->rank_rows);
+    if (!m->rank_rows) return oom(err);
+    for (size_t i = 0; i < n; i++) {
+        const spi_profile *p = &m->inputs[i].prof;
+        m->rank_rows[i] = spi_malloc((p->row_count + 1) * sizeof **m->rank_rows);
+        if (!m->rank_rows[i]) return oom(err);
+        for (size_t r = 0; r < p->row_count; r++) m->rank_rows[i][r] = r;
+        sort_rows_by_rank(m->rank_rows[i], p);
     }
     return SP_OK;
 }
@@ -458,6 +632,13 @@ static int check_spans(const merge *m, spi_error *err) {
 
 /* ---- pass 1: nesting per rank ------------------------------------------------ */
 
+/* A root call's new parent, found in pass 1: a call of the input at
+ * position host_order - 1 of the id order (0: none), by its stored id. */
+typedef struct adoption {
+    int64_t host_order;
+    int64_t host_id;
+} adoption;
+
 typedef struct open_call {
     int64_t end2;              /* doubled end, as FORMAT.md 7.6 step 3 */
     int64_t duration;
@@ -478,7 +659,7 @@ typedef struct sweep_row {
     size_t input, slot, at;
     int64_t previous_start;
     bool started;
-    int64_t *adopt;            /* per block event: encoded new parent, 0 none */
+    adoption *adopt;           /* per block event: new parent, host_order 0 = none */
     size_t adopt_capacity;
     bool adopt_dirty;
     /* Welford statistics for inputs that stored none */
@@ -588,15 +769,45 @@ static int visit(sweep *s, sweep_row *r, spi_error *err) {
     size_t i = r->at;
     int64_t start = c->col[SPM_START][i], duration = c->col[SPM_DURATION][i];
     int64_t call = c->col[SPM_CALL] ? c->col[SPM_CALL][i] : -1;
+    int64_t parent_id = c->col[SPM_PARENT] ? c->col[SPM_PARENT][i] : -1;
     int64_t thread = c->col[SPM_THREAD] ? c->col[SPM_THREAD][i] : -1;
     int64_t task = c->col[SPM_TASK] ? c->col[SPM_TASK][i] : -1;
     size_t cell = r->input * m->rank_count + s->rank;
-    if (call > m->max_id[cell]) m->max_id[cell] = call;
-
     spm_input *in = &m->inputs[r->input];
-    if (!in->has_stats) {
+    const spi_row *row = &in->prof.rows[r->cur.row];
+    int64_t end = 0;
+    if (duration < 0)
+        return refuse(err, in, row->rank, row->region, "negative duration %lld ns",
+                      (long long)duration);
+    if (__builtin_add_overflow(start, duration, &end))
+        return refuse(err, in, row->rank, row->region, "a call starting at %lld ns ends beyond int64",
+                      (long long)start);
+    if (call < -1 || parent_id < -1)
+        return refuse(err, in, row->rank, row->region, "invalid call id %lld or parent id %lld",
+                      (long long)call, (long long)parent_id);
+    if (call >= 0 && parent_id >= call)
+        return refuse(err, in, row->rank, row->region,
+                      "parent id %lld is not smaller than its call's id %lld (a cycle, a self "
+                      "or forward reference)",
+                      (long long)parent_id, (long long)call);
+    if (thread != -1 && (thread < -1 || !thread_known(&m->thread_sets[cell], thread)))
+        return refuse(err, in, row->rank, row->region,
+                      "thread id %lld is not in the input's thread table", (long long)thread);
+    if (call > m->max_id[cell]) m->max_id[cell] = call;
+    if (call >= 0 && id_push(&m->ids[cell], (id_entry){call, start, end}) != SP_OK)
+        return oom(err);
+
+    {
+        /* Always recomputed: stored statistics may be damaged, and the
+         * output's must agree with its events. */
         spi_stats *st = &r->stats;
-        int64_t end = start + duration;
+        int64_t gpu = c->col[SPM_GPU] ? c->col[SPM_GPU][i] : -1;
+        int64_t total, gpu_total;
+        if (__builtin_add_overflow(st->total, duration, &total) ||
+            (gpu > 0 && __builtin_add_overflow(st->gpu_total, gpu, &gpu_total)))
+            return refuse(err, in, row->rank, row->region,
+                          "durations whose total leaves int64 (after %lld calls)",
+                          (long long)r->seen);
         if (r->seen == 0) {
             st->first = st->minimum = st->maximum = duration;
             st->start_minimum = start;
@@ -608,9 +819,9 @@ static int visit(sweep *s, sweep_row *r, spi_error *err) {
         if (duration > st->maximum) st->maximum = duration;
         if (start < st->start_minimum) st->start_minimum = start;
         if (end > st->end_maximum) st->end_maximum = end;
-        if (c->col[SPM_GPU] && c->col[SPM_GPU][i] >= 0) {
+        if (gpu >= 0 && c->col[SPM_GPU]) {
             st->gpu_count++;
-            st->gpu_total += c->col[SPM_GPU][i];
+            st->gpu_total += gpu;
         }
         r->seen++;
         double delta = (double)duration - r->mean;
@@ -636,6 +847,12 @@ static int visit(sweep *s, sweep_row *r, spi_error *err) {
     int status = SP_OK;
     lane *l = find_lane(s, key, err, &status);
     if (!l) return status;
+    /* Doubled times must fit int64: a rank with calls beyond +-2^62 ns
+     * (146 years; only damage or a foreign clock) is not nested. */
+    if (start > INT64_MAX / 2 || start < INT64_MIN / 2 || end > INT64_MAX / 2 - 1) {
+        s->nested = false;
+        return SP_OK;
+    }
     int64_t start2 = (int64_t)((uint64_t)start * 2);
     int64_t end2 = duration == 0 ? start2 + 1 : (int64_t)((uint64_t)(start + duration) * 2);
     while (l->depth && l->stack[l->depth - 1].end2 <= start2) close_call(s, &l->stack[--l->depth]);
@@ -645,19 +862,27 @@ static int visit(sweep *s, sweep_row *r, spi_error *err) {
         return SP_OK;
     }
     size_t order = m->order_of[r->input];
+    /* The nesting must be the tree the stored parents describe: a call
+     * whose enclosing call is not its stored parent (two inputs' calls
+     * interleaved, or parents that disagree with the times) leaves the
+     * rank un-nested, so nothing is adopted and no exclusive total is
+     * derived from a tree scope-check would not see. */
+    if (main_lane && parent_id >= 0 && l->depth &&
+        (l->stack[l->depth - 1].order != order || l->stack[l->depth - 1].call_id != parent_id)) {
+        s->nested = false;
+        return SP_OK;
+    }
     if (l->depth) l->stack[l->depth - 1].child += duration;
-    int64_t parent = c->col[SPM_PARENT] ? c->col[SPM_PARENT][i] : -1;
-    if (main_lane && call >= 0 && parent < 0 && c->col[SPM_PARENT]) {
+    if (main_lane && call >= 0 && parent_id < 0 && c->col[SPM_PARENT]) {
         for (size_t d = l->depth; d-- > 0;) {
             const open_call *host = &l->stack[d];
             if (host->order >= order || host->call_id < 0) continue;
-            if (host->call_id > SPM_ID_MASK) break;
             if (!r->adopt) {
                 r->adopt_capacity = c->cap ? c->cap : (size_t)c->count;
                 r->adopt = spi_calloc(r->adopt_capacity, sizeof *r->adopt);
                 if (!r->adopt) return oom(err);
             }
-            r->adopt[i] = (int64_t)((uint64_t)(host->order + 1) << SPM_ID_BITS) | host->call_id;
+            r->adopt[i] = (adoption){(int64_t)host->order + 1, host->call_id};
             r->adopt_dirty = true;
             break;
         }
@@ -677,9 +902,12 @@ static int sweep_rank(merge *m, size_t rank_idx, spi_error *err) {
     sweep s = {.m = m, .rank = rank_idx, .nested = true};
     uint32_t rank = m->ranks[rank_idx];
     size_t rows = 0, columns = 0;
-    for (size_t i = 0; i < m->input_count; i++)
-        for (size_t r = 0; r < m->inputs[i].prof.row_count; r++)
-            if (m->inputs[i].prof.rows[r].rank == rank && m->inputs[i].prof.rows[r].count) rows++;
+    for (size_t i = 0; i < m->input_count; i++) {
+        size_t n = 0;
+        const size_t *on = rows_on_rank(m, i, rank, &n);
+        for (size_t k = 0; k < n; k++)
+            if (m->inputs[i].prof.rows[on[k]].count) rows++;
+    }
     s.rows = spi_calloc(rows ? rows : 1, sizeof *s.rows);
     s.heap = spi_calloc(rows ? rows : 1, sizeof *s.heap);
     int status = s.rows && s.heap ? SP_OK : oom(err);
@@ -691,13 +919,16 @@ static int sweep_rank(merge *m, size_t rank_idx, spi_error *err) {
     if (cap < SPM_SWEEP_MIN_BLOCK) cap = SPM_SWEEP_MIN_BLOCK;
     for (size_t i = 0; i < m->input_count && status == SP_OK; i++) {
         spm_input *in = &m->inputs[i];
-        for (size_t r = 0; r < in->prof.row_count && status == SP_OK; r++) {
-            if (in->prof.rows[r].rank != rank || !in->prof.rows[r].count) continue;
+        size_t on_count = 0;
+        const size_t *on = rows_on_rank(m, i, rank, &on_count);
+        for (size_t k = 0; k < on_count && status == SP_OK; k++) {
+            size_t r = on[k];
+            if (!in->prof.rows[r].count) continue;
             sweep_row *row = &s.rows[s.row_count];
             row->input = i;
             row->slot = m->slot_base[i] + r;
             status = spm_cursor_init(&row->cur, in, r,
-                                     cap, want | (in->has_stats ? 0 : 1u << SPM_GPU), err);
+                                     cap, want | 1u << SPM_GPU, err);
             if (status != SP_OK) break;
             s.row_count++;
             bool more = false;
@@ -726,10 +957,11 @@ static int sweep_rank(merge *m, size_t rank_idx, spi_error *err) {
     for (size_t i = 0; i < s.row_count; i++) {
         sweep_row *r = &s.rows[i];
         spm_input *in = &m->inputs[r->input];
-        if (status == SP_OK && !in->has_stats && r->seen) {
+        if (status == SP_OK && r->seen) {
             r->stats.mean = r->mean;
             r->stats.m2 = r->m2;
             in->prof.rows[r->cur.row].stats = r->stats;
+            in->has_stats = true;
         }
         spm_cursor_free(&r->cur);
         spi_free(r->adopt);
@@ -746,7 +978,8 @@ static int sweep_rank(merge *m, size_t rank_idx, spi_error *err) {
 /* ---- pass 2: write ------------------------------------------------------------ */
 
 typedef struct out_buffers {
-    int64_t *call, *parent, *thread, *adopt;
+    int64_t *call, *parent, *thread;
+    adoption *adopt;
 } out_buffers;
 
 static int write_row(merge *m, spi_writer *w, size_t input, size_t r, size_t rank_idx,
@@ -757,8 +990,9 @@ static int write_row(merge *m, spi_writer *w, size_t input, size_t r, size_t ran
     spi_row_header header = {
         .region = m->region_base[input] + row->region,
         .rank = row->rank,
-        .exclusive_total = m->rank_nested[rank_idx] ? m->slot_exclusive[slot]
-                                                    : row->exclusive_total,
+        /* Not nested: "not computed" rather than the input's value, which
+         * nothing here has checked against the tree. */
+        .exclusive_total = m->rank_nested[rank_idx] ? m->slot_exclusive[slot] : -1,
         .source_line = row->source_line,
         .source_file = row->source_file,
         .source_text = row->source_text,
@@ -785,14 +1019,36 @@ static int write_row(merge *m, spi_writer *w, size_t input, size_t r, size_t ran
             if (cur.col[SPM_GPU]) chunk.columns[SPI_EV_GPU_DURATIONS] = cur.col[SPM_GPU] + done;
             if (cur.col[SPM_TASK]) chunk.columns[SPI_EV_TASK_IDS] = cur.col[SPM_TASK] + done;
             if (cur.col[SPM_AWAIT]) chunk.columns[SPI_EV_AWAIT_NS] = cur.col[SPM_AWAIT] + done;
+            const id_table *table = &m->ids[input * m->rank_count + rank_idx];
             if (cur.col[SPM_CALL]) {
                 const int64_t *ids = cur.col[SPM_CALL] + done;
-                for (size_t i = 0; i < n; i++) b->call[i] = ids[i] >= 0 ? ids[i] + id_offset : -1;
+                for (size_t i = 0; i < n; i++)
+                    b->call[i] = ids[i] >= 0 ? id_offset + id_find(table, ids[i]) : -1;
                 chunk.columns[SPI_EV_CALL_IDS] = b->call;
             }
             if (cur.col[SPM_PARENT]) {
                 const int64_t *ids = cur.col[SPM_PARENT] + done;
-                for (size_t i = 0; i < n; i++) b->parent[i] = ids[i] >= 0 ? ids[i] + id_offset : -1;
+                const int64_t *starts = cur.col[SPM_START] + done;
+                const int64_t *durations = cur.col[SPM_DURATION] + done;
+                for (size_t i = 0; i < n && status == SP_OK; i++) {
+                    if (ids[i] < 0) {
+                        b->parent[i] = -1;
+                        continue;
+                    }
+                    int64_t at = id_find(table, ids[i]);
+                    /* Pass 1 checked the call; its end cannot overflow. */
+                    int64_t end = starts[i] + durations[i];
+                    if (at < 0)
+                        status = refuse(err, in, row->rank, row->region,
+                                        "parent id %lld does not exist on the rank",
+                                        (long long)ids[i]);
+                    else if (table->entries[at].start > starts[i] || table->entries[at].end < end)
+                        status = refuse(err, in, row->rank, row->region,
+                                        "a call starting at %lld ns is not inside its parent, "
+                                        "call id %lld",
+                                        (long long)starts[i], (long long)ids[i]);
+                    b->parent[i] = id_offset + at;
+                }
                 if (adopted) {
                     uint64_t position = m->slot_spill[slot] + cur.base + done;
                     size_t bytes = n * sizeof *b->adopt;
@@ -806,10 +1062,11 @@ static int write_row(merge *m, spi_writer *w, size_t input, size_t r, size_t ran
                     else
                         memset((char *)b->adopt + got, 0, bytes - (size_t)got);
                     for (size_t i = 0; i < n && status == SP_OK; i++) {
-                        if (b->adopt[i] == 0) continue;
-                        size_t host = m->by_order[(size_t)(b->adopt[i] >> SPM_ID_BITS) - 1];
-                        b->parent[i] = (b->adopt[i] & SPM_ID_MASK) +
-                                       m->id_offset[host * m->rank_count + rank_idx];
+                        if (b->adopt[i].host_order <= 0) continue;
+                        size_t host = m->by_order[(size_t)b->adopt[i].host_order - 1];
+                        size_t host_cell = host * m->rank_count + rank_idx;
+                        int64_t at = id_find(&m->ids[host_cell], b->adopt[i].host_id);
+                        if (at >= 0) b->parent[i] = m->id_offset[host_cell] + at;
                     }
                 }
                 chunk.columns[SPI_EV_PARENT_IDS] = b->parent;
@@ -854,7 +1111,7 @@ static int write_output(merge *m, const char *output, spi_error *err) {
     out_buffers b = {spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
                      spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
                      spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
-                     spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t))};
+                     spi_calloc(SPM_BLOCK_EVENTS, sizeof(adoption))};
     int status = names && threads && b.call && b.parent && b.thread && b.adopt ? SP_OK : oom(err);
     if (status == SP_OK) status = build_metadata(m, &meta, err);
     size_t k = 0, t = 0;
@@ -882,9 +1139,10 @@ static int write_output(merge *m, const char *output, spi_error *err) {
     if (status == SP_OK) status = spi_writer_write_threads(w, threads, t, err);
     for (size_t ri = 0; ri < m->rank_count && status == SP_OK; ri++)
         for (size_t i = 0; i < m->input_count && status == SP_OK; i++) {
-            const spi_profile *p = &m->inputs[i].prof;
-            for (size_t r = 0; r < p->row_count && status == SP_OK; r++)
-                if (p->rows[r].rank == m->ranks[ri]) status = write_row(m, w, i, r, ri, &b, err);
+            size_t on_count = 0;
+            const size_t *on = rows_on_rank(m, i, m->ranks[ri], &on_count);
+            for (size_t x = 0; x < on_count && status == SP_OK; x++)
+                status = write_row(m, w, i, on[x], ri, &b, err);
         }
     if (status == SP_OK)
         status = spm_copy_aux(m->inputs, m->input_count, spi_writer_file(w), output, err);
@@ -898,6 +1156,25 @@ static int write_output(merge *m, const char *output, spi_error *err) {
     spi_free(b.thread);
     spi_free(b.adopt);
     return status;
+}
+
+/* Sort each (input, rank)'s ids; a repeated id is refused. */
+static int index_ids(merge *m, spi_error *err) {
+    for (size_t i = 0; i < m->input_count; i++)
+        for (size_t ri = 0; ri < m->rank_count; ri++) {
+            id_table *t = &m->ids[i * m->rank_count + ri];
+            if (t->count == 0) continue;
+            qsort(t->entries, t->count, sizeof *t->entries, by_id);
+            for (size_t k = 1; k < t->count; k++)
+                if (t->entries[k].id == t->entries[k - 1].id)
+                    return spi_error_set(err, SP_ERR_CORRUPT,
+                                         "scope-merge: %s: rank %u: call id %" PRId64 " appears "
+                                         "twice; scope-merge copies nothing scope-check rejects",
+                                         m->inputs[i].path, m->ranks[ri], t->entries[k].id);
+            t->dense = (uint64_t)t->entries[t->count - 1].id - (uint64_t)t->entries[0].id ==
+                       t->count - 1;
+        }
+    return SP_OK;
 }
 
 /* ---- entry ----------------------------------------------------------------------- */
@@ -914,6 +1191,13 @@ static void free_merge(merge *m) {
     spi_free(m->slot_spill);
     spi_free(m->rank_nested);
     spi_free(m->max_id);
+    size_t cells = m->input_count * (m->rank_count ? m->rank_count : 1);
+    for (size_t c = 0; m->ids && c < cells; c++) spi_free(m->ids[c].entries);
+    for (size_t c = 0; m->thread_sets && c < cells; c++) spi_free(m->thread_sets[c].indices);
+    spi_free(m->ids);
+    spi_free(m->thread_sets);
+    for (size_t i = 0; m->rank_rows && i < m->input_count; i++) spi_free(m->rank_rows[i]);
+    spi_free(m->rank_rows);
     spi_free(m->id_offset);
     spi_free(m->thread_offset);
     spi_free(m->region_base);
@@ -962,14 +1246,18 @@ static int run_merge(const char *const *inputs, size_t count, const char *output
     for (size_t ri = 0; ri < m.rank_count && status == SP_OK; ri++)
         status = sweep_rank(&m, ri, err);
     if (status == SP_OK && !options->allow_disjoint) status = check_spans(&m, err);
+    if (status == SP_OK) status = index_ids(&m, err);
     if (status == SP_OK) {
-        /* Offsets in id order, so earlier-ranked inputs keep smaller ids. */
+        /* Offsets in id order, so earlier-ranked inputs keep smaller ids;
+         * each input takes as many ids as it has numbered calls, whatever
+         * their values (the new id is the offset plus the call's rank among
+         * its input's ids). */
         for (size_t ri = 0; ri < m.rank_count; ri++) {
             int64_t next = 0;
             for (size_t o = 0; o < count; o++) {
                 size_t cell = m.by_order[o] * m.rank_count + ri;
                 m.id_offset[cell] = next;
-                next += m.max_id[cell] + 1;
+                next += (int64_t)m.ids[cell].count;
             }
         }
         status = write_output(&m, output, err);

@@ -251,6 +251,15 @@ static int open_streamed(spm_input *in, bool have_summary, spi_error *err) {
             if (!required && spi_h5r_exists(events, name) <= 0) continue;
             hsize_t len = 0;
             status = spi_h5r_open_column(&h, events, name, &in->dsets[c], &len);
+            if (status == SP_OK) {
+                /* HDF5 would convert floats (and clamp) without a word. */
+                hid_t type = H5Dget_type(in->dsets[c]);
+                if (!spi_h5r_sane_scalar_type(type, H5T_INTEGER))
+                    status = spi_error_set(err, SP_ERR_CORRUPT,
+                                           "%s: dataset events/%s has the wrong element type",
+                                           in->path, name);
+                if (type >= 0) H5Tclose(type);
+            }
             if (status == SP_OK) in->columns |= 1u << c;
         }
     }

@@ -54,6 +54,8 @@ int main(int argc, char **argv) {
     for (int t = 1; t < threads && t < 64; t++) pthread_create(&ids[t], NULL, record, NULL);
     record(NULL);
     for (int t = 1; t < threads && t < 64; t++) pthread_join(ids[t], NULL);
+    printf("finalizing\n");
+    fflush(stdout);
     int status = sp_finalize();
     printf("status=%d\n", status);
     return 0;

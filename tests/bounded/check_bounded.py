@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import h5py
 
@@ -102,6 +103,24 @@ elif case == "killed":
         check(after == before, f"the previous output changed after {sig.name}")
         check(leftovers(workdir, {"kept.h5"}) == [],
               f"left behind after {sig.name}: {leftovers(workdir, {'kept.h5'})}")
+    # killed while finalize streams a flushed trace into the output: the
+    # previous file stays; at most the writer's hidden temporary
+    # (.kept.h5.<random>.tmp, documented) is left by SIGKILL
+    for sig in (signal.SIGKILL, signal.SIGTERM):
+        e = dict(os.environ, SCOPE_PROFILER_BUFFER_LIMIT="128K", SCOPE_PROFILER_QUIET="1")
+        p = subprocess.Popen([app, out, "3000000", "1"], env=e, stdout=subprocess.PIPE, text=True)
+        check(p.stdout.readline().strip() == "finalizing", "the program did not reach finalize")
+        time.sleep(0.3)
+        p.send_signal(sig)
+        p.wait(timeout=60)
+        after = hashlib.sha256(open(out, "rb").read()).hexdigest()
+        if p.returncode == -sig:
+            check(after == before, f"the previous output changed after {sig.name} in finalize")
+        rest = leftovers(workdir, {"kept.h5"})
+        check(all(re.fullmatch(r"\.kept\.h5\..+\.tmp", n) for n in rest),
+              f"left behind after {sig.name} in finalize: {rest}")
+        for n in rest:
+            os.unlink(os.path.join(workdir, n))
 elif case == "disk_full":
     if os.geteuid() != 0:
         print("SKIP: mounting a small file system needs root")

@@ -10,6 +10,7 @@ import json
 import math
 import os
 import random
+import shutil
 import subprocess
 import sys
 
@@ -467,6 +468,35 @@ def case_text():
             fail(f"terminal {extra}: box drawing {'expected' if want_box else 'unexpected'}:\n{text}")
 
 
+def case_names():
+    """Region names with ESC (ANSI sequences), control bytes, a newline and
+    invalid UTF-8 are printed escaped in the text table (issue 19), never
+    raw, and the table stays aligned; JSON keeps what it can."""
+    path = os.path.join(os.getcwd(), "names.h5")
+    shutil.copyfile(fixture("serial"), path)
+    renamed = {"solve": b"\x1b[31mred\x1b[0m\tbell\x07", "assemble": b"line\nbreak \xff\xfe end"}
+    with h5py.File(path, "r+") as h5:
+        names = [n if isinstance(n, bytes) else n.encode() for n in h5["region_table/names"][:]]
+        names = [renamed.get(n.decode("utf-8", "replace"), n) for n in names]
+        del h5["region_table/names"]
+        # invalid UTF-8 can only be stored under the ASCII tag
+        h5.create_dataset("region_table/names", data=names, dtype=h5py.string_dtype("ascii"))
+    proc = subprocess.run([tool, "--ascii", path, path], capture_output=True)
+    if proc.returncode != 0:
+        fail(f"scope-diff on {path}: exit {proc.returncode}: {proc.stderr!r}")
+        return
+    out = proc.stdout
+    raw = sorted({b for b in out if (b < 0x20 and b != 0x0A) or b == 0x7F or b >= 0x80})
+    if raw:
+        fail(f"raw control or non-ASCII bytes {raw} in the table:\n{out!r}")
+    for want in (rb"\x1b[31mred\x1b[0m\x09bell\x07", rb"line\x0abreak \xff\xfe end"):
+        if want not in out:
+            fail(f"escaped name {want!r} missing:\n{out.decode('ascii', 'replace')}")
+    rows = [l for l in out.decode("ascii", "replace").splitlines() if l.startswith("  |")]
+    if len({len(l) for l in rows}) != 1:
+        fail("table rows differ in width:\n" + "\n".join(rows))
+
+
 def case_error():
     work, good = os.getcwd(), fixture("serial")
     if arg == "missing":
@@ -509,7 +539,7 @@ def case_usage():
     run("--metric=p99", "--threshold=2.5%", "--sort=name", good, good)
 
 
-CASES = {"self": case_self, "regression": case_regression, "numpy": case_numpy,
+CASES = {"names": case_names, "self": case_self, "regression": case_regression, "numpy": case_numpy,
          "added": case_added, "noise": case_noise, "fixtures": case_fixtures,
          "unavailable": case_unavailable, "sort": case_sort, "text": case_text,
          "error": case_error, "usage": case_usage}

@@ -262,17 +262,67 @@ def table_lines(text):
     return [l for l in text.splitlines() if l.strip().startswith("\u2502") and "region" not in l]
 
 
+def box_rows(lines):
+    """(depth, label, [cells]) of every data row of a box table, whatever
+    the alignment: the package indents its numbers, we do not."""
+    rows = []
+    for line in lines:
+        m = re.match(r"\s*[\u2502|] ((?:[\u2502|] )*)((?:\u2514\u2500|`-) )?(.*?)\s{2,}(.*?)\s*[\u2502|]$", line)
+        if not m or m.group(3).strip() == "region":
+            continue
+        depth = len(m.group(1)) // 2 + (1 if m.group(2) else 0)
+        rows.append((depth, m.group(3).strip(), m.group(4).split()))
+    return rows
+
+
+def check_aligned(text):
+    """Every number ends exactly under the end of its column's header, at
+    any depth (issue 17: indentation lives in the region column only)."""
+    lines = [l for l in text.splitlines() if l.strip().startswith(("\u2502", "|"))]
+    header = next((l for l in lines if " region " in l), None)
+    if header is None:
+        fail("no header line:\n" + text)
+        return
+    # value headers: the text after the region column, ends of each header
+    first = header.index("region") + len("region")
+    ends = {m.end() for m in re.finditer(r"\S+(?: \[[^\]]+\]|/rank \[s\])?", header[first:-1])}
+    ends = {first + e for e in ends}
+    for line in lines:
+        if line is header:
+            continue
+        # numbers: runs after the region cell (two spaces or more before them)
+        body = line[:-1]
+        cut = re.search(r"\S\s{2,}", body[3:])
+        if not cut:
+            continue
+        for m in re.finditer(r"\S+", body[3 + cut.end() - 1:]):
+            end = 3 + cut.end() - 1 + m.end()
+            if end not in ends:
+                fail(f"value {m.group()!r} ends at column {end}, not under a header "
+                     f"(ends {sorted(ends)}):\n{header}\n{line}")
+                return
+
+
 def case_tree():
-    """Box output equals the package's .summary.txt; (own) = parent
-    exclusive; parents before children; % parent adds up to 100."""
+    """The package's .summary.txt rows (names, depth, calls, total) equal
+    ours; our numbers are aligned under their headers at every depth; (own)
+    = parent exclusive; parents before children; % parent adds up to 100."""
     path = fixture(arg)
-    proc = run("--unicode", path)
+    # --columns region,total: the package's columns, totals summed over
+    # ranks (several ranks default to the per-rank mean, case_ranks).
+    proc = run("--unicode", "--columns", "region,total", path)
     with open(os.path.join(data, "expected", arg + ".summary.txt"), encoding="utf-8") as fh:
         want = fh.read().strip("\n").splitlines()
     got = proc.stdout.splitlines()
     start = next((i for i, l in enumerate(got) if "\u256d" in l), None)
-    if start is None or got[start:start + len(want)] != want:
-        fail("table differs from the package's:\n" + "\n".join(got[start or 0:]) + "\nexpected:\n" + "\n".join(want))
+    mine = got[start:start + len(want)] if start is not None else []
+    if box_rows(mine) != box_rows(want) or not box_rows(want):
+        fail("table rows differ from the package's:\n" + "\n".join(mine) + "\nexpected:\n" +
+             "\n".join(want))
+    check_aligned("\n".join(mine))
+    check_aligned(run("--ascii", "--columns", "region,calls,total,exclusive,avg,min,parent_percent",
+                      path).stdout)
+    check_aligned(run("--unicode", path).stdout)
     js = inspect_json(path)
     proc = run("--ascii", "--columns", "region,calls,total,exclusive,parent_percent", path)
     rows = []
@@ -309,6 +359,143 @@ def case_tree():
                 j += 1
             if abs(share - 100.0) > 0.1 * (j - i):
                 fail(f"% parent under {pname} adds up to {share}")
+
+
+def case_ranks():
+    """Several ranks: per row the mean of the per-rank totals over the ranks
+    that ran it, their min and max, imbalance max/mean - 1 and the calls
+    summed, under a caption naming the ranks; one rank selected: totals
+    as for a serial run (issue 17 item 5). Expectations from per_rank."""
+    path = fixture(arg)
+    per_rank = expected(arg)["per_rank"]
+    proc = run("--ascii", path)
+    nranks = expected(arg)["num_ranks"]
+    if f"mean over {nranks} ranks" not in proc.stdout:
+        fail(f"caption 'mean over {nranks} ranks' missing:\n{proc.stdout}")
+    check_aligned(proc.stdout)
+    lines = proc.stdout.splitlines()
+    header = next(l for l in lines if " region " in l)
+    names = re.findall(r"\S+(?: \[[^\]]+\])?", header.strip("| "))
+    for want_col in ("calls", "mean/rank [s]", "min/rank [s]", "max/rank [s]", "imbal [%]", "ranks"):
+        if want_col not in names:
+            fail(f"default multi-rank column {want_col!r} missing: {names}")
+            return
+    rows = box_rows(lines)
+    seen = 0
+    for depth, label, cells in rows:
+        name = label.split(" ")[0]
+        if name not in per_rank or name == "(own)":
+            continue
+        # every region of these fixtures sits on one call path
+        totals = [v["total_ns"] for v in per_rank[name].values() if v["num_calls"] > 0]
+        calls = sum(v["num_calls"] for v in per_rank[name].values())
+        value = dict(zip(names[1:], cells))
+        mean = sum(totals) / len(totals)
+        imb = (max(totals) / mean - 1) * 100 if len([t for t in totals if t > 0]) >= 2 else 0.0
+        checks = [("calls", int(value["calls"]), calls),
+                  ("ranks", int(value["ranks"]), len(totals))]
+        for key, got, want in checks:
+            if got != want:
+                fail(f"{name} {key}: {got} != {want}")
+        for key, want in (("mean/rank [s]", mean), ("min/rank [s]", min(totals)),
+                          ("max/rank [s]", max(totals))):
+            if abs(float(value[key]) - want / 1e9) > 5e-7:
+                fail(f"{name} {key}: {value[key]} != {want / 1e9:.9f}")
+        if abs(float(value["imbal [%]"]) - imb) > 0.006:
+            fail(f"{name} imbal: {value['imbal [%]']} != {imb:.3f}")
+        seen += 1
+    if seen < 3:
+        fail(f"only {seen} rows checked:\n{proc.stdout}")
+    # a selection of two ranks says so; one rank is a serial table again
+    proc = run("--ascii", "--ranks", "1-2", path)
+    if "mean over 2 selected ranks" not in proc.stdout:
+        fail(f"--ranks 1-2 caption missing:\n{proc.stdout}")
+    proc = run("--ascii", "--ranks", "3", path)
+    if "mean over" in proc.stdout or "total [s]" not in proc.stdout:
+        fail(f"--ranks 3 should print rank 3's totals only:\n{proc.stdout}")
+    for depth, label, cells in box_rows(proc.stdout.splitlines()):
+        name = label.split(" ")[0]
+        if name in per_rank and "3" in per_rank[name] and name != "(own)":
+            if abs(float(cells[-1]) - per_rank[name]["3"]["total_ns"] / 1e9) > 5e-7:
+                fail(f"--ranks 3 {name}: {cells[-1]} != rank 3's total")
+    # --columns keeps working with several ranks: total is the sum
+    proc = run("--ascii", "--columns", "region,calls,total,rank_mean", path)
+    for depth, label, cells in box_rows(proc.stdout.splitlines()):
+        name = label.split(" ")[0]
+        if name in per_rank and name != "(own)":
+            total = sum(v["total_ns"] for v in per_rank[name].values())
+            if abs(float(cells[1]) - total / 1e9) > 5e-7:
+                fail(f"--columns total of {name}: {cells[1]} != {total / 1e9}")
+
+
+def case_names():
+    """Control bytes and ANSI escapes in region names are printed escaped
+    in the text table (issue 19), never raw; JSON keeps the name exact."""
+    path = os.path.join(os.getcwd(), "names.h5")
+    shutil.copyfile(fixture("driver-serial"), path)
+    evil = "\x1b[31mred\x1b[0m\tbell\x07"
+    with h5py.File(path, "r+") as h5:
+        names = [n.decode() if isinstance(n, bytes) else n for n in h5["region_table/names"][:]]
+        names[names.index("solve")] = evil
+        del h5["region_table/names"]
+        h5.create_dataset("region_table/names", data=names, dtype=h5py.string_dtype("utf-8"))
+    for style in ("--ascii", "--unicode"):
+        for extra in ([], ["--flat"]):
+            proc = run(style, *extra, path)
+            if any(c in proc.stdout for c in "\x1b\x07\t"):
+                fail(f"{style} {extra}: raw control bytes in the table: {proc.stdout!r}")
+            if "\\x1b[31mred\\x1b[0m\\x09bell\\x07" not in proc.stdout:
+                fail(f"{style} {extra}: escaped name missing:\n{proc.stdout}")
+            check_aligned(proc.stdout)
+    got = inspect_json(path)
+    if got is not None and evil not in [r["name"] for r in got["regions"]]:
+        fail("JSON must keep the exact name")
+
+
+def check_safe_stdout(what, path, *wanted):
+    """scope-inspect's text output of path: no raw control byte (but the
+    line breaks), valid UTF-8, and every escaped text of `wanted`."""
+    proc = subprocess.run([tool, "--ascii", path], capture_output=True)
+    if proc.returncode != 0:
+        fail(f"{what}: exit {proc.returncode}: {proc.stderr!r}")
+        return
+    out = proc.stdout
+    raw = sorted({b for b in out if (b < 0x20 and b != 0x0A) or b == 0x7F})
+    if raw:
+        fail(f"{what}: raw control bytes {raw} in the text output:\n{out!r}")
+    try:
+        out.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        fail(f"{what}: invalid UTF-8 printed ({exc})")
+    for want in wanted:
+        if want not in out:
+            fail(f"{what}: escaped text {want!r} missing:\n{out.decode('utf-8', 'replace')}")
+
+
+def case_sections():
+    """The counter tables, the MPI section and the metadata block escape
+    what they print from the file (issue 19), as the summary table does:
+    ESC (ANSI sequences), control bytes, line breaks, invalid UTF-8."""
+    perf = os.path.join(os.getcwd(), "perf.h5")
+    shutil.copyfile(fixture("driver-perf"), perf)
+    with h5py.File(perf, "r+") as h5:
+        group = h5["rank0/perf_events"]
+        group.move("io.write", "io\x1b[2J.write")
+        group["assemble"].attrs.create(
+            "event_names", data=[b"task\x1b[31m-clock", b"bad\xffname", b"ok"],
+            dtype=h5py.string_dtype("ascii"))
+        h5["metadata"].attrs["ev\x1bil key"] = "value\x1b[2J\nnext"
+    check_safe_stdout("perf", perf, rb"io\x1b[2J.write", rb"task\x1b[31m-clock",
+                      rb"bad\xffname", rb"ev\x1bil key", rb"value\x1b[2J\x0anext")
+    mpi = os.path.join(os.getcwd(), "mpi.h5")
+    shutil.copyfile(fixture("driver-mpi4"), mpi)
+    renamed = {"exchange": "mpi:Allre\x1b[2Jduce kind=co\x07ll bytes=8", "solve": "so\x1b[31mlve\t"}
+    with h5py.File(mpi, "r+") as h5:
+        names = [n.decode() if isinstance(n, bytes) else n for n in h5["region_table/names"][:]]
+        names = [renamed.get(n, n) for n in names]
+        del h5["region_table/names"]
+        h5.create_dataset("region_table/names", data=names, dtype=h5py.string_dtype("utf-8"))
+    check_safe_stdout("mpi", mpi, rb"Allre\x1b[2Jduce co\x07ll", rb"so\x1b[31mlve\x09   ")
 
 
 def case_filter():
@@ -387,7 +574,8 @@ def case_usage():
 
 
 CASES = {"json": case_json, "numpy": case_numpy, "containment": case_containment,
-         "nesting": case_nesting, "tree": case_tree, "filter": case_filter, "error": case_error,
+         "nesting": case_nesting, "tree": case_tree, "ranks": case_ranks, "names": case_names, "sections": case_sections,
+         "filter": case_filter, "error": case_error,
          "usage": case_usage}
 CASES[case]()
 print("FAILED" if failures else "ok", f"({len(failures)} failure(s))")

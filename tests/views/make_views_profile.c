@@ -9,6 +9,9 @@
  *   make_views_profile calls N OUT  N calls of a nested pair of regions
  *                                  (N/2 outer, N/2 inner), for the
  *                                  timeline's thinning and the benchmark
+ *   make_views_profile depth N OUT  alternating recursion a > b > a > ...
+ *                                  N calls deep, for the depth caps of the
+ *                                  folded stacks and the SVG
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -93,6 +96,15 @@ int main(int argc, char **argv) {
         sp_region_end("main");
         return sp_finalize() == SP_OK ? 0 : 1;
     }
-    fprintf(stderr, "usage: make_views_profile names OUT | calls N OUT\n");
+    if (argc == 4 && !strcmp(argv[1], "depth")) {
+        long n = atol(argv[2]);
+        if (n < 1 || setup(argv[3]) != SP_OK) return 1;
+        int h[2] = {sp_region("a"), sp_region("b")};
+        for (long i = 0; i < n; i++) sp_begin(h[i & 1]);
+        spin(); /* the innermost call has time of its own */
+        for (long i = n; i-- > 0;) sp_end(h[i & 1]);
+        return sp_finalize() == SP_OK ? 0 : 1;
+    }
+    fprintf(stderr, "usage: make_views_profile names OUT | calls N OUT | depth N OUT\n");
     return 2;
 }

@@ -530,6 +530,41 @@ def case_crosslane(_):
            f"B and C not under A: {frames}")
 
 
+DEEP_CAP = 512  # FLAME_PRINT_MAX_DEPTH (cli/flame_tree.h)
+FOLD_FRAME = "[deeper frames folded]"
+
+
+def case_deep(fmt):
+    """A recursion 2,000 calls deep: folded stacks and the SVG stop at
+    DEEP_CAP levels (issue 19: every line holding its whole stack made the
+    folded output grow as depth^2) and say so; no time is lost."""
+    src = os.path.abspath("deep.h5")
+    run(opts.make, "depth", "2000", src)
+    prof = Profile(src)
+    if fmt == "folded":
+        proc = run(opts.export, src, "-o", "out.folded", "--format", "folded")
+        rows = parse_folded("out.folded")
+        deepest = max(len(s) for s, _ in rows)
+        expect(deepest <= DEEP_CAP + 1, f"a folded line holds {deepest} frames (cap {DEEP_CAP})")
+        folded = [s for s, _ in rows if s[-1] == FOLD_FRAME]
+        expect(len(folded) == 1 and len(folded[0]) == DEEP_CAP + 1,
+               f"one '{FOLD_FRAME}' line at depth {DEEP_CAP}: {[len(s) for s in folded]}")
+        expect(all(f in ("a", "b") for s, _ in rows for f in s[:DEEP_CAP]), "a frame that is no region")
+        total = sum(w for _, w in rows)
+        expect(total == prof.root_total(), f"folded weights sum to {total}, roots to {prof.root_total()}")
+        expect("1488 deeper nodes folded" in proc.stderr, f"no note on stderr: {proc.stderr!r}")
+        expect(os.path.getsize("out.folded") < 1 << 20, "folded output over 1 MiB")
+    else:
+        run(opts.export, src, "-o", "out.svg", "--format", "svg")
+        frames = svg_frames("out.svg")
+        deepest = max(d for _, _, d in frames)
+        expect(deepest == DEEP_CAP, f"SVG frames drawn to depth {deepest}, cap {DEEP_CAP}")
+        hint = [t.text for t in ET.parse("out.svg").getroot().iter(SVG + "text")
+                if t.get("class") == "hint"]
+        expect(hint and "1488 frames deeper than 512 levels not drawn" in hint[0],
+               f"hint line {hint}")
+
+
 def case_usage(_):
     src = fixture("native")
     run(opts.export, src, "-o", "x", "--format", "pdf", rc=1)
@@ -546,7 +581,7 @@ def case_usage(_):
 CASES = {"speedscope": case_speedscope, "viewer": case_viewer, "otf2": case_otf2,
          "folded": case_folded, "svg": case_svg, "report": case_report, "thin": case_thin,
          "escape": case_escape, "aggregate": case_aggregate, "damage": case_damage,
-         "crosslane": case_crosslane, "usage": case_usage}
+         "crosslane": case_crosslane, "usage": case_usage, "deep": case_deep}
 CASES[opts.case](opts.arg)
 if failures:
     print(f"{len(failures)} failure(s)")

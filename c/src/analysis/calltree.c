@@ -205,12 +205,29 @@ static int nest_by_containment(spi_rank_tree *tree, const spi_profile *profile, 
 
 int spi_rank_tree_build(spi_rank_tree *tree, const spi_profile *profile, uint32_t rank,
                         spi_error *err) {
+    size_t count = 0;
+    for (size_t r = 0; r < profile->row_count; r++) count += profile->rows[r].rank == rank;
+    size_t *rows = spi_calloc(count ? count : 1, sizeof *rows);
+    if (!rows) {
+        memset(tree, 0, sizeof *tree);
+        return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory building the call tree");
+    }
+    size_t k = 0;
+    for (size_t r = 0; r < profile->row_count; r++)
+        if (profile->rows[r].rank == rank) rows[k++] = r;
+    int status = spi_rank_tree_build_rows(tree, profile, rank, rows, count, err);
+    spi_free(rows);
+    return status;
+}
+
+int spi_rank_tree_build_rows(spi_rank_tree *tree, const spi_profile *profile, uint32_t rank,
+                             const size_t *row_list, size_t row_count, spi_error *err) {
     memset(tree, 0, sizeof *tree);
     tree->rank = rank;
     size_t n = 0;
     bool have_ids = true;
-    for (size_t r = 0; r < profile->row_count; r++) {
-        const spi_row *row = &profile->rows[r];
+    for (size_t j = 0; j < row_count; j++) {
+        const spi_row *row = &profile->rows[row_list[j]];
         if (row->rank != rank || row->count == 0 || !row->starts || !row->durations) continue;
         n += (size_t)row->count;
         if (!row->call_ids || !row->parent_ids) have_ids = false;
@@ -229,20 +246,33 @@ int spi_rank_tree_build(spi_rank_tree *tree, const spi_profile *profile, uint32_
         return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory building the call tree");
     }
     size_t k = 0;
-    for (size_t r = 0; r < profile->row_count; r++) {
+    int status = SP_OK;
+    for (size_t j = 0; j < row_count && status == SP_OK; j++) {
+        size_t r = row_list[j];
         const spi_row *row = &profile->rows[r];
         if (row->rank != rank || row->count == 0 || !row->starts || !row->durations) continue;
         for (uint64_t i = 0; i < row->count; i++, k++) {
             keys[k].lane = lane_of(row, i);
             keys[k].start = row->starts[i];
-            keys[k].end = row->starts[i] + row->durations[i];
+            /* A damaged file can hold any start and duration: an end past
+             * INT64_MAX is refused here, once, so no caller (the exclusive
+             * sums below, the summary's pooling) ever overflows. */
+            if (row->durations[i] < 0 ||
+                __builtin_add_overflow(row->starts[i], row->durations[i], &keys[k].end)) {
+                status = spi_error_set(err, SP_ERR_NESTING,
+                                       "rank %u: region '%s' call %llu has a timestamp or "
+                                       "duration out of range",
+                                       rank, region_name(profile, r), (unsigned long long)i);
+                break;
+            }
             keys[k].id = have_ids ? row->call_ids[i] : 0;
             keys[k].row = r;
             keys[k].call = i;
         }
     }
-    int status = have_ids ? nest_by_ids(tree, profile, keys, err)
-                          : nest_by_containment(tree, profile, keys, err);
+    if (status == SP_OK)
+        status = have_ids ? nest_by_ids(tree, profile, keys, err)
+                           : nest_by_containment(tree, profile, keys, err);
     if (status == SP_OK) {
         for (size_t i = 0; i < n; i++) {
             tree->rows[i] = keys[i].row;
@@ -253,13 +283,18 @@ int spi_rank_tree_build(spi_rank_tree *tree, const spi_profile *profile, uint32_
         /* A child on another known thread (an OpenMP worker's call under
          * the call that forked its team) ran alongside its parent, not
          * inside the parent's own work: it does not reduce the parent's
-         * exclusive time. An unknown lane (-1) counts as the parent's. */
+         * exclusive time. An unknown lane (-1) counts as the parent's.
+         * Stored ids do not promise that children fit in their parent, so
+         * the subtraction saturates instead of wrapping. */
         for (size_t i = 0; i < n; i++) {
             int64_t p = tree->parent[i];
             if (p < 0) continue;
             bool concurrent = keys[i].lane != -1 && keys[p].lane != -1 &&
                               keys[i].lane != keys[p].lane;
-            if (!concurrent) tree->exclusive[p] -= keys[i].end - keys[i].start;
+            if (concurrent) continue;
+            if (__builtin_sub_overflow(tree->exclusive[p], keys[i].end - keys[i].start,
+                                       &tree->exclusive[p]))
+                tree->exclusive[p] = INT64_MIN;
         }
     }
     spi_free(keys);

@@ -43,6 +43,13 @@ bool spi_rank_tree_possible(const spi_profile *profile);
 int spi_rank_tree_build(spi_rank_tree *tree, const spi_profile *profile, uint32_t rank,
                         spi_error *err);
 
+/* The same from the rank's rows row_list[0..row_count-1] (rows of other
+ * ranks are skipped): callers that visit every rank pass each rank's rows
+ * so that the whole profile is not scanned once per rank. A call whose
+ * end overflows int64 or whose duration is negative is SP_ERR_NESTING. */
+int spi_rank_tree_build_rows(spi_rank_tree *tree, const spi_profile *profile, uint32_t rank,
+                             const size_t *row_list, size_t row_count, spi_error *err);
+
 void spi_rank_tree_free(spi_rank_tree *tree);
 
 #endif /* SPI_CALLTREE_H */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/sort.h"
 #include "analysis/calltree.h"
 #include "analysis/stats.h"
 
@@ -205,26 +206,33 @@ static void pool_stored(spi_region_stats *out, const spi_profile *profile, const
     if (out->calls == 0) out->available |= SPI_STAT_PERCENTILES;
 }
 
-int spi_region_stats_compute(spi_region_stats *out, const spi_profile *profile, size_t region,
-                             const uint32_t *ranks, size_t rank_count, spi_error *err) {
+/* Rank spread of one region: the totals of the ranks that called it
+ * (FORMAT.md 7.3's imbalance uses the same totals). */
+static void rank_spread(spi_region_stats *out, const spi_profile *profile, const size_t *rows,
+                        size_t row_count, const int64_t *totals) {
+    double sum = 0.0;
+    for (size_t r = 0; r < row_count; r++) {
+        if (row_calls(&profile->rows[rows[r]]) == 0) continue;
+        int64_t t = totals[r];
+        if (out->ranks_called == 0 || t < out->rank_min_ns) out->rank_min_ns = t;
+        if (out->ranks_called == 0 || t > out->rank_max_ns) out->rank_max_ns = t;
+        sum += (double)t;
+        out->ranks_called++;
+    }
+    out->rank_mean_ns = out->ranks_called ? sum / (double)out->ranks_called : 0.0;
+}
+
+int spi_region_stats_from_rows(spi_region_stats *out, const spi_profile *profile,
+                               const size_t *rows, size_t row_count, const int64_t *row_exclusive,
+                               const bool *row_exclusive_ok, spi_error *err) {
     memset(out, 0, sizeof *out);
     out->exclusive_ns = -1;
-    if (!profile || region >= profile->name_count)
-        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "region %zu out of range", region);
-    size_t *rows = spi_calloc(profile->row_count ? profile->row_count : 1, sizeof *rows);
-    int64_t *totals = spi_calloc(profile->row_count ? profile->row_count : 1, sizeof *totals);
-    if (!rows || !totals) {
-        spi_free(rows);
-        spi_free(totals);
-        return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory computing statistics");
-    }
-    size_t row_count = 0;
+    int64_t *totals = spi_calloc(row_count ? row_count : 1, sizeof *totals);
+    if (!totals) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory computing statistics");
     bool events = true;
-    for (size_t r = 0; r < profile->row_count; r++) {
-        const spi_row *row = &profile->rows[r];
-        if (row->region != region || !spi_rank_selected(ranks, rank_count, row->rank)) continue;
-        totals[row_count] = row_total(row);
-        rows[row_count++] = r;
+    for (size_t r = 0; r < row_count; r++) {
+        const spi_row *row = &profile->rows[rows[r]];
+        totals[r] = row_total(row);
         out->calls += row_calls(row);
         out->total_ns += row_total(row);
         if (!row_has_events(profile, row)) events = false;
@@ -253,13 +261,21 @@ int spi_region_stats_compute(spi_region_stats *out, const spi_profile *profile, 
     }
     out->rank_imbalance = spi_imbalance(totals, row_count);
     out->rank_imbalance_pct = out->rank_imbalance == 0.0 ? 0.0 : (out->rank_imbalance - 1.0) * 100.0;
+    rank_spread(out, profile, rows, row_count, totals);
 
     if (status == SP_OK) {
         int64_t exclusive = 0;
         int ex_status = SP_OK;
         for (size_t r = 0; r < row_count && ex_status == SP_OK; r++) {
             int64_t value = 0;
-            ex_status = spi_row_exclusive(profile, rows[r], &value, err);
+            if (!row_exclusive) {
+                ex_status = spi_row_exclusive(profile, rows[r], &value, err);
+            } else if (row_exclusive_ok[rows[r]]) {
+                value = row_exclusive[rows[r]];
+            } else {
+                /* the caller's err already names the rank's problem */
+                ex_status = SP_ERR_NESTING;
+            }
             exclusive += value;
         }
         if (ex_status == SP_OK) {
@@ -268,7 +284,157 @@ int spi_region_stats_compute(spi_region_stats *out, const spi_profile *profile, 
         }
         status = ex_status;
     }
-    spi_free(rows);
     spi_free(totals);
     return status;
+}
+
+int spi_region_stats_compute(spi_region_stats *out, const spi_profile *profile, size_t region,
+                             const uint32_t *ranks, size_t rank_count, spi_error *err) {
+    memset(out, 0, sizeof *out);
+    out->exclusive_ns = -1;
+    if (!profile || region >= profile->name_count)
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "region %zu out of range", region);
+    size_t *rows = spi_calloc(profile->row_count ? profile->row_count : 1, sizeof *rows);
+    if (!rows) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory computing statistics");
+    size_t row_count = 0;
+    for (size_t r = 0; r < profile->row_count; r++) {
+        const spi_row *row = &profile->rows[r];
+        if (row->region == region && spi_rank_selected(ranks, rank_count, row->rank))
+            rows[row_count++] = r;
+    }
+    int status = spi_region_stats_from_rows(out, profile, rows, row_count, NULL, NULL, err);
+    spi_free(rows);
+    return status;
+}
+
+/* ---- every region at once ------------------------------------------------- */
+
+void spi_region_rows_free(spi_region_rows *index) {
+    if (!index) return;
+    spi_free(index->start);
+    spi_free(index->rows);
+    memset(index, 0, sizeof *index);
+}
+
+int spi_region_rows_build(spi_region_rows *index, const spi_profile *profile,
+                          const uint32_t *ranks, size_t rank_count) {
+    /* A counting sort by region: O(rows + regions), row order kept. */
+    memset(index, 0, sizeof *index);
+    size_t names = profile->name_count;
+    index->start = spi_calloc(names + 2, sizeof *index->start);
+    index->rows = spi_calloc(profile->row_count + 1, sizeof *index->rows);
+    size_t *fill = spi_calloc(names + 1, sizeof *fill);
+    if (!index->start || !index->rows || !fill) {
+        spi_free(fill);
+        spi_region_rows_free(index);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    for (size_t r = 0; r < profile->row_count; r++) {
+        const spi_row *row = &profile->rows[r];
+        if (row->region < names && spi_rank_selected(ranks, rank_count, row->rank))
+            index->start[row->region + 1]++;
+    }
+    for (size_t i = 0; i < names; i++) index->start[i + 1] += index->start[i];
+    for (size_t r = 0; r < profile->row_count; r++) {
+        const spi_row *row = &profile->rows[r];
+        if (row->region < names && spi_rank_selected(ranks, rank_count, row->rank))
+            index->rows[index->start[row->region] + fill[row->region]++] = r;
+    }
+    spi_free(fill);
+    return SP_OK;
+}
+
+static int cmp_row_by_rank(const void *context, size_t x, size_t y) {
+    const spi_profile *profile = context;
+    uint32_t rx = profile->rows[x].rank, ry = profile->rows[y].rank;
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return x < y ? -1 : (x > y);
+}
+
+int spi_rows_exclusive(const spi_profile *profile, int64_t *exclusive_ns, bool *ok,
+                       spi_error *err) {
+    size_t n = profile->row_count;
+    size_t *rows = spi_calloc(n + 1, sizeof *rows);
+    size_t *tmp = spi_calloc(n + 1, sizeof *tmp);
+    bool *needs = spi_calloc(n + 1, sizeof *needs);
+    if (!rows || !tmp || !needs) {
+        spi_free(rows);
+        spi_free(tmp);
+        spi_free(needs);
+        return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory computing statistics");
+    }
+    /* Stored values first; only rows without one need their rank's tree. */
+    for (size_t r = 0; r < n; r++) {
+        const spi_row *row = &profile->rows[r];
+        rows[r] = r;
+        ok[r] = true;
+        exclusive_ns[r] = 0;
+        if (row->aggregate || row->exclusive_total >= 0 || !row_has_events(profile, row) ||
+            row->count == 0) {
+            spi_row_exclusive(profile, r, &exclusive_ns[r], err);  /* O(1) for these rows */
+        } else {
+            needs[r] = true;
+        }
+    }
+    spi_sort_indices(rows, tmp, n, cmp_row_by_rank, profile);
+    int status = SP_OK, nesting = SP_OK;
+    for (size_t a = 0; a < n && status == SP_OK;) {
+        size_t b = a;
+        bool any = false;
+        while (b < n && profile->rows[rows[b]].rank == profile->rows[rows[a]].rank) any |= needs[rows[b++]];
+        if (any) {
+            spi_rank_tree tree;
+            spi_error local;
+            spi_error_clear(&local);
+            int st = spi_rank_tree_build_rows(&tree, profile, profile->rows[rows[a]].rank,
+                                              rows + a, b - a, &local);
+            if (st == SP_OK) {
+                for (size_t i = 0; i < tree.call_count; i++)
+                    if (needs[tree.rows[i]]) exclusive_ns[tree.rows[i]] += tree.exclusive[i];
+                spi_rank_tree_free(&tree);
+            } else if (st == SP_ERR_NESTING) {
+                for (size_t i = a; i < b; i++)
+                    if (needs[rows[i]]) ok[rows[i]] = false;
+                if (nesting == SP_OK) {
+                    nesting = st;
+                    spi_error_set(err, st, "%s", local.message);
+                }
+            } else {
+                status = spi_error_set(err, st, "%s", local.message);
+            }
+        }
+        a = b;
+    }
+    spi_free(rows);
+    spi_free(tmp);
+    spi_free(needs);
+    return status != SP_OK ? status : nesting;
+}
+
+int spi_regions_stats_compute(spi_region_stats *out, const spi_profile *profile,
+                              const uint32_t *ranks, size_t rank_count, spi_error *err) {
+    size_t names = profile->name_count, n = profile->row_count;
+    spi_region_rows index;
+    int64_t *exclusive = spi_calloc(n + 1, sizeof *exclusive);
+    bool *ok = spi_calloc(n + 1, sizeof *ok);
+    int status = spi_region_rows_build(&index, profile, ranks, rank_count);
+    if (status != SP_OK || !exclusive || !ok) {
+        spi_free(exclusive);
+        spi_free(ok);
+        spi_region_rows_free(&index);
+        return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory computing statistics");
+    }
+    status = spi_rows_exclusive(profile, exclusive, ok, err);
+    int nesting = status == SP_ERR_NESTING ? status : SP_OK;
+    if (nesting) status = SP_OK;
+    for (size_t g = 0; g < names && status == SP_OK; g++) {
+        int st = spi_region_stats_from_rows(&out[g], profile, index.rows + index.start[g],
+                                            index.start[g + 1] - index.start[g], exclusive, ok,
+                                            err);
+        if (st != SP_OK && st != SP_ERR_NESTING) status = st;
+    }
+    spi_free(exclusive);
+    spi_free(ok);
+    spi_region_rows_free(&index);
+    return status != SP_OK ? status : nesting;
 }

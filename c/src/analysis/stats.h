@@ -45,6 +45,11 @@ typedef struct spi_region_stats {
     int64_t gpu_total_ns;
     double gpu_mean_ns;
     unsigned available;       /* SPI_STAT_* */
+    /* Over the ranks that called the region (GPTL's "nranks"): their
+     * totals' mean, smallest and largest. */
+    uint32_t ranks_called;
+    double rank_mean_ns;
+    int64_t rank_min_ns, rank_max_ns;
 } spi_region_stats;
 
 /* numpy.percentile(..., method="linear") of n sorted values, in the
@@ -72,6 +77,43 @@ int spi_row_exclusive(const spi_profile *profile, size_t row, int64_t *exclusive
  * SP_ERR_OUT_OF_MEMORY. */
 int spi_region_stats_compute(spi_region_stats *out, const spi_profile *profile, size_t region,
                              const uint32_t *ranks, size_t rank_count, spi_error *err);
+
+/* The same over an explicit list of rows (indices into profile->rows, one
+ * region's rows). row_exclusive/row_exclusive_ok, per profile row, are
+ * spi_rows_exclusive's results, or NULL to compute each row's exclusive
+ * time here. Statuses as spi_region_stats_compute; a row whose exclusive
+ * time is not ok gives SP_ERR_NESTING without touching err. */
+int spi_region_stats_from_rows(spi_region_stats *out, const spi_profile *profile,
+                               const size_t *rows, size_t row_count, const int64_t *row_exclusive,
+                               const bool *row_exclusive_ok, spi_error *err);
+
+/* Each region's rows on the selected ranks: rows[start[g] .. start[g+1])
+ * are region g's, in row order. O(rows + regions). */
+typedef struct spi_region_rows {
+    size_t *start;  /* [name_count + 1] */
+    size_t *rows;
+} spi_region_rows;
+
+/* SP_OK or SP_ERR_OUT_OF_MEMORY; free with spi_region_rows_free. */
+int spi_region_rows_build(spi_region_rows *index, const spi_profile *profile,
+                          const uint32_t *ranks, size_t rank_count);
+void spi_region_rows_free(spi_region_rows *index);
+
+/* Exclusive ns of every row at once (spi_row_exclusive for each), building
+ * each rank's call tree at most once. ok[row] is false for the rows of a
+ * rank whose calls do not nest; SP_ERR_NESTING then names the first such
+ * rank in err. Both arrays have profile->row_count elements. Statuses:
+ * SP_OK, SP_ERR_NESTING, SP_ERR_OUT_OF_MEMORY. */
+int spi_rows_exclusive(const spi_profile *profile, int64_t *exclusive_ns, bool *ok,
+                       spi_error *err);
+
+/* spi_region_stats_compute for every region into out[0..name_count-1], in
+ * O(calls log calls + rows log rows + regions): one pass groups the rows by
+ * region, one call tree per rank that needs one. SP_ERR_NESTING: the
+ * regions of a rank whose calls do not nest have no exclusive time, err
+ * names the first; every other field is filled. */
+int spi_regions_stats_compute(spi_region_stats *out, const spi_profile *profile,
+                              const uint32_t *ranks, size_t rank_count, spi_error *err);
 
 /* True when `rank` is in the selection (NULL = all ranks). */
 bool spi_rank_selected(const uint32_t *ranks, size_t rank_count, uint32_t rank);

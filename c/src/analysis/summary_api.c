@@ -18,6 +18,7 @@
 #include "scope_profiler_summary.h"
 #include "analysis/stats.h"
 #include "analysis/summary.h"
+#include "util/text.h"
 
 _Static_assert(SP_STAT_MIN_MAX == SPI_STAT_MIN_MAX && SP_STAT_FIRST_LAST == SPI_STAT_FIRST_LAST &&
                    SP_STAT_STD == SPI_STAT_STD && SP_STAT_PERCENTILES == SPI_STAT_PERCENTILES &&
@@ -164,6 +165,66 @@ SP_API int sp_summary_region(const sp_results *results, size_t region, const uin
     return status;
 }
 
+/* Every region's (by_row false) or every row's statistics of the view. */
+static int view_summaries(const spi_profile *view, const uint32_t *ranks, size_t rank_count,
+                          bool by_row, sp_region_summary *out, spi_error *err) {
+    if (!by_row) {
+        spi_region_stats *all = spi_calloc(view->name_count + 1, sizeof *all);
+        if (!all) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+        int status = spi_regions_stats_compute(all, view, ranks, rank_count, err);
+        if (status == SP_OK || status == SP_ERR_NESTING)
+            for (size_t i = 0; i < view->name_count; i++) to_public(&out[i], &all[i]);
+        spi_free(all);
+        return status;
+    }
+    int64_t *exclusive = spi_calloc(view->row_count + 1, sizeof *exclusive);
+    bool *ok = spi_calloc(view->row_count + 1, sizeof *ok);
+    int status = exclusive && ok ? spi_rows_exclusive(view, exclusive, ok, err)
+                                 : spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+    int nesting = status == SP_ERR_NESTING ? status : SP_OK;
+    if (nesting) status = SP_OK;
+    for (size_t r = 0; r < view->row_count && status == SP_OK; r++) {
+        spi_region_stats s;
+        int st = spi_region_stats_from_rows(&s, view, &r, 1, exclusive, ok, err);
+        if (st != SP_OK && st != SP_ERR_NESTING) status = st;
+        else to_public(&out[r], &s);
+    }
+    spi_free(exclusive);
+    spi_free(ok);
+    return status != SP_OK ? status : nesting;
+}
+
+static int summaries(const sp_results *results, const uint32_t *ranks, size_t rank_count,
+                     bool by_row, sp_region_summary *out, char *errbuf, size_t errbuf_len) {
+    copy_message(errbuf, errbuf_len, "");
+    if (!results || !out || (rank_count && !ranks)) {
+        copy_message(errbuf, errbuf_len, by_row ? "sp_summary_rows: invalid argument"
+                                                : "sp_summary_regions: invalid argument");
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    spi_error err;
+    spi_error_clear(&err);
+    spi_profile view;
+    int status = view_open(&view, results, &err);
+    if (status == SP_OK) {
+        status = view_summaries(&view, ranks, ranks ? rank_count : 0, by_row, out, &err);
+        view_close(&view);
+    }
+    if (status != SP_OK) copy_message(errbuf, errbuf_len, err.message);
+    return status;
+}
+
+SP_API int sp_summary_regions(const sp_results *results, const uint32_t *ranks,
+                              size_t rank_count, sp_region_summary *out, char *errbuf,
+                              size_t errbuf_len) {
+    return summaries(results, ranks, rank_count, false, out, errbuf, errbuf_len);
+}
+
+SP_API int sp_summary_rows(const sp_results *results, sp_region_summary *out, char *errbuf,
+                           size_t errbuf_len) {
+    return summaries(results, NULL, 0, true, out, errbuf, errbuf_len);
+}
+
 SP_API int sp_summary_region_rank(const sp_results *results, size_t region, uint32_t rank,
                                   sp_region_summary *out, char *errbuf, size_t errbuf_len) {
     return sp_summary_region(results, region, &rank, 1, out, errbuf, errbuf_len);
@@ -242,4 +303,8 @@ SP_API int sp_summary_print(const sp_results *results, FILE *out,
     }
     if (status != SP_OK) copy_message(errbuf, errbuf_len, err.message);
     return status;
+}
+
+SP_API size_t sp_escape_name(const char *name, char *out, size_t out_size) {
+    return spi_text_escape(out, out ? out_size : 0, name);
 }

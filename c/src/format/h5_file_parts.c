@@ -52,7 +52,13 @@ int spi_h5_write_column(hid_t parent, const spi_column *column, const void *data
     if (ok) dset = H5Dcreate2(parent, column->name, file_type, space, H5P_DEFAULT,
                               H5P_DEFAULT, H5P_DEFAULT);
     ok = ok && dset >= 0;
-    if (ok && count) ok = H5Dwrite(dset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) >= 0;
+    /* Strings are typed UTF-8: ill-formed bytes are stored as U+FFFD. */
+    const void *stored = data;
+    if (ok && count && column->elem == SPI_ELEM_STR)
+        ok = (stored = spi_h5_utf8_strings(data, (size_t)count)) != NULL;
+    if (ok && count) ok = H5Dwrite(dset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, stored) >= 0;
+    if (column->elem == SPI_ELEM_STR && stored != data)
+        spi_h5_utf8_release((const char **)stored, data, (size_t)count);
     if (dset >= 0) H5Dclose(dset);
     spi_elem_type_release(column->elem, file_type);
     spi_elem_type_release(column->elem, memory_type);
@@ -125,13 +131,56 @@ int spi_h5_write_metadata(hid_t file, const spi_meta *metadata) {
     return status;
 }
 
+static int compare_names(const void *a, const void *b) {
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Names are the key of every reader (a name twice is refused), and two
+ * names that differ only in invalid bytes are equal once repaired: then
+ * each repaired name that is now someone else's gets "~<region id>".
+ * false on allocation failure. */
+static bool unique_repaired(const char **stored, const char *const *names, size_t count) {
+    const char **sorted = spi_calloc(count, sizeof *sorted);
+    bool *taken = spi_calloc(count, sizeof *taken);
+    bool ok = sorted && taken;
+    if (ok) {
+        memcpy(sorted, stored, count * sizeof *sorted);
+        qsort(sorted, count, sizeof *sorted, compare_names);
+    }
+    for (size_t i = 0; ok && i < count; i++) {
+        if (!names[i] || stored[i] == names[i]) continue;
+        const char **at = bsearch(&stored[i], sorted, count, sizeof *sorted, compare_names);
+        size_t k = (size_t)(at - sorted);
+        taken[i] = (k > 0 && strcmp(sorted[k - 1], stored[i]) == 0) ||
+                   (k + 1 < count && strcmp(sorted[k + 1], stored[i]) == 0);
+    }
+    for (size_t i = 0; ok && i < count; i++) {
+        if (!taken[i]) continue;
+        size_t len = strlen(stored[i]) + 24;
+        char *unique = spi_malloc(len);
+        if (!(ok = unique != NULL)) break;
+        snprintf(unique, len, "%s~%zu", stored[i], i);
+        spi_free((char *)stored[i]);
+        stored[i] = unique;
+    }
+    spi_free(sorted);
+    spi_free(taken);
+    return ok;
+}
+
 int spi_h5_write_region_table(hid_t file, const char *const *names, size_t count) {
+    const char **stored = spi_h5_utf8_strings(names, count);
+    if ((!stored && count) ||
+        (stored != (const char **)names && !unique_repaired(stored, names, count))) {
+        spi_h5_utf8_release(stored, names, count);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
     hid_t group = spi_h5_create_group(file, SPI_GROUP_REGION_TABLE);
-    if (group < 0) return SP_ERR_HDF5;
     static const spi_column names_column = {SPI_GROUP_REGION_TABLE, "names", SPI_ELEM_STR,
                                             false, 0, NULL};
-    int status = spi_h5_write_column(group, &names_column, names, count);
-    H5Gclose(group);
+    int status = group >= 0 ? spi_h5_write_column(group, &names_column, stored, count) : SP_ERR_HDF5;
+    if (group >= 0) H5Gclose(group);
+    spi_h5_utf8_release(stored, names, count);
     return status;
 }
 

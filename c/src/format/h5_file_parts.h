@@ -57,7 +57,8 @@ int spi_h5_write_slice(hid_t dset, hid_t memory_type, uint64_t offset, const voi
 int spi_h5_write_root_attributes(hid_t file, bool aggregate);
 /* metadata/ with one attribute per entry. */
 int spi_h5_write_metadata(hid_t file, const spi_meta *metadata);
-/* region_table/names. */
+/* region_table/names, repaired to UTF-8 (a name that becomes another's gets
+ * "~<region id>"); SP_ERR_OUT_OF_MEMORY when the repair cannot allocate. */
 int spi_h5_write_region_table(hid_t file, const char *const *names, size_t count);
 /* thread_table/ (nothing when count is 0). */
 int spi_h5_write_thread_table(hid_t file, const spi_thread_row *threads, size_t count);

@@ -3,11 +3,16 @@
  */
 #include "format/h5_util.h"
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "format/schema.h"
 #include "scope_profiler.h"
+#include "util/alloc.h"
+#include "util/diag.h"
+#include "util/text.h"
 
 void spi_h5_silence(spi_h5_silence_state *saved) {
     H5Eget_auto2(H5E_DEFAULT, &saved->func, &saved->data);
@@ -54,11 +59,48 @@ static int write_scalar_attr(hid_t object, const char *name, hid_t file_type,
     return ok ? SP_OK : SP_ERR_HDF5;
 }
 
+static atomic_bool utf8_repair_said;
+
+const char **spi_h5_utf8_strings(const char *const *items, size_t count) {
+    size_t first_bad = count;
+    for (size_t i = 0; i < count && first_bad == count; i++)
+        if (!spi_text_is_utf8(items[i])) first_bad = i;
+    if (first_bad == count) return (const char **)items;
+    const char **stored = spi_calloc(count ? count : 1, sizeof *stored);
+    bool ok = stored != NULL;
+    for (size_t i = 0; ok && i < count; i++) {
+        stored[i] = items[i] ? items[i] : "";
+        if (i >= first_bad && !spi_text_is_utf8(stored[i]))
+            ok = (stored[i] = spi_text_utf8_repair(stored[i])) != NULL;
+    }
+    if (!ok) {
+        spi_h5_utf8_release(stored, items, count);
+        return NULL;
+    }
+    if (!atomic_exchange(&utf8_repair_said, true)) {
+        char shown[96];
+        spi_text_escape(shown, sizeof shown, items[first_bad]);
+        spi_diag("a name or text that is not valid UTF-8 (\"%s\") is stored with U+FFFD in "
+                 "place of each invalid byte", shown);
+    }
+    return stored;
+}
+
+void spi_h5_utf8_release(const char **stored, const char *const *items, size_t count) {
+    if (!stored || stored == (const char **)items) return;
+    for (size_t i = 0; i < count; i++)
+        if (items[i] && stored[i] != items[i]) spi_free((char *)stored[i]);
+    spi_free(stored);
+}
+
 int spi_h5_write_attr_string(hid_t object, const char *name, const char *value) {
-    hid_t type = spi_elem_file_type(SPI_ELEM_STR);
     const char *text = value ? value : "";
-    int status = type >= 0 ? write_scalar_attr(object, name, type, type, &text) : SP_ERR_HDF5;
+    const char **stored = spi_h5_utf8_strings(&text, 1);
+    if (!stored) return SP_ERR_OUT_OF_MEMORY;
+    hid_t type = spi_elem_file_type(SPI_ELEM_STR);
+    int status = type >= 0 ? write_scalar_attr(object, name, type, type, stored) : SP_ERR_HDF5;
     spi_elem_type_release(SPI_ELEM_STR, type);
+    spi_h5_utf8_release(stored, &text, 1);
     return status;
 }
 
@@ -87,7 +129,9 @@ int spi_h5_write_attr_strings(hid_t object, const char *name, char *const *items
     hid_t attr = (type >= 0 && space >= 0)
                      ? H5Acreate2(object, name, type, space, H5P_DEFAULT, H5P_DEFAULT)
                      : -1;
-    int ok = attr >= 0 && (count == 0 || H5Awrite(attr, type, items) >= 0);
+    const char **stored = spi_h5_utf8_strings((const char *const *)items, count);
+    int ok = attr >= 0 && (count == 0 || (stored && H5Awrite(attr, type, stored) >= 0));
+    spi_h5_utf8_release(stored, (const char *const *)items, count);
     if (attr >= 0) H5Aclose(attr);
     if (space >= 0) H5Sclose(space);
     spi_elem_type_release(SPI_ELEM_STR, type);

@@ -28,6 +28,16 @@ void spi_h5_last_message(char *buf, size_t buf_bytes);
  * reference writer (FORMAT.md 1.2): str -> scalar vlen UTF-8, int -> i8,
  * float -> f8, bool -> enum over int8, list of str -> 1-D vlen UTF-8.
  * Each returns SP_OK or SP_ERR_HDF5; the caller names the file. */
+/* Every string we store is typed UTF-8 (docs/FORMAT.md 2.1), but names
+ * and texts come from user code as any bytes. The strings to hand to HDF5:
+ * `items` itself when each is valid UTF-8 (no copy), else a new array in
+ * which each invalid one is a copy with U+FFFD for every byte that does
+ * not begin a well-formed sequence (the first time in a process, one
+ * diagnostic line says so). NULL on allocation failure. Release with
+ * spi_h5_utf8_release. */
+const char **spi_h5_utf8_strings(const char *const *items, size_t count);
+void spi_h5_utf8_release(const char **stored, const char *const *items, size_t count);
+
 int spi_h5_write_attr_string(hid_t object, const char *name, const char *value);
 int spi_h5_write_attr_i64(hid_t object, const char *name, int64_t value);
 int spi_h5_write_attr_f64(hid_t object, const char *name, double value);

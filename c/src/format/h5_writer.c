@@ -236,9 +236,9 @@ int spi_writer_write_region_names(spi_writer *w, const char *const *names, size_
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
                              "%s: %zu region names given, %zu declared", w->final_path, count,
                              w->layout.region_count);
-    return spi_h5_write_region_table(w->file, names, count) == SP_OK
-               ? SP_OK
-               : h5_fail(w, err, "write the region names");
+    int status = spi_h5_write_region_table(w->file, names, count);
+    if (status == SP_ERR_OUT_OF_MEMORY) return oom(w, err);
+    return status == SP_OK ? SP_OK : h5_fail(w, err, "write the region names");
 }
 
 int spi_writer_write_threads(spi_writer *w, const spi_thread_row *threads, size_t count,

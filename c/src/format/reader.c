@@ -35,6 +35,19 @@ static int starts_with_trace_magic(const char *path) {
     return got == sizeof head && memcmp(head, trace_magic, sizeof head) == 0;
 }
 
+/* What every read does after its back end: the statistics of a full read,
+ * or the profile released on error. */
+static int finish(spi_profile *out, const char *path, unsigned flags, int status,
+                  spi_error *err) {
+    if (status == SP_OK) {
+        out->summary_only = (flags & SPI_READ_SUMMARY_ONLY) != 0;
+        if (!out->summary_only)
+            status = spi_profile_compute_stats(out, path, (flags & SPI_READ_WITH_ENDS) != 0, err);
+    }
+    if (status != SP_OK) spi_profile_free(out);
+    return status;
+}
+
 int spi_profile_read(spi_profile *out, const char *path, unsigned flags, spi_error *err) {
     if (!out || !path || (flags & ~(SPI_READ_SUMMARY_ONLY | SPI_READ_WITH_ENDS)))
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
@@ -58,11 +71,17 @@ int spi_profile_read(spi_profile *out, const char *path, unsigned flags, spi_err
     int status = (trace || starts_with_trace_magic(path))
                      ? spi_read_spt(out, path, flags, err)
                      : spi_read_h5(out, path, flags, err);
-    if (status == SP_OK) {
-        out->summary_only = (flags & SPI_READ_SUMMARY_ONLY) != 0;
-        if (!out->summary_only)
-            status = spi_profile_compute_stats(out, path, (flags & SPI_READ_WITH_ENDS) != 0, err);
-    }
-    if (status != SP_OK) spi_profile_free(out);
-    return status;
+    return finish(out, path, flags, status, err);
+}
+
+int spi_profile_read_image(spi_profile *out, const void *image, size_t size, const char *name,
+                           unsigned flags, spi_error *err) {
+    if (!out || !image || !name || (flags & ~(SPI_READ_SUMMARY_ONLY | SPI_READ_WITH_ENDS)))
+        return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                             "spi_profile_read_image: invalid argument");
+    *out = (spi_profile){0};
+    bool trace = size >= sizeof trace_magic && memcmp(image, trace_magic, sizeof trace_magic) == 0;
+    int status = trace ? spi_read_spt_image(out, image, size, name, flags, err)
+                       : spi_read_h5_image(out, image, size, name, flags, err);
+    return finish(out, name, flags, status, err);
 }

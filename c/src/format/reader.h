@@ -34,9 +34,22 @@
  * inside). */
 int spi_profile_read(spi_profile *out, const char *path, unsigned flags, spi_error *err);
 
-/* The two back ends, called by spi_profile_read with a zeroed profile; on
- * error they may leave partial data in *out (the caller frees it). */
+/* The same from `size` bytes in memory (a whole file's image), `name`
+ * standing for the path in messages: the kind of file from the first bytes
+ * (no name rule), HDF5 through the core driver without a backing store.
+ * Nothing touches the file system. For the fuzz harnesses (tests/fuzz) and
+ * any caller that already holds a file's bytes; same statuses. */
+int spi_profile_read_image(spi_profile *out, const void *image, size_t size, const char *name,
+                           unsigned flags, spi_error *err);
+
+/* The back ends, called by the two above with a zeroed profile; on error
+ * they may leave partial data in *out (the caller frees it). The *_image
+ * variants parse bytes in memory, `path` naming them in messages. */
 int spi_read_h5(spi_profile *out, const char *path, unsigned flags, spi_error *err);
+int spi_read_h5_image(spi_profile *out, const void *image, size_t size, const char *path,
+                      unsigned flags, spi_error *err);
 int spi_read_spt(spi_profile *out, const char *path, unsigned flags, spi_error *err);
+int spi_read_spt_image(spi_profile *out, const void *image, size_t size, const char *path,
+                       unsigned flags, spi_error *err);
 
 #endif /* SPI_READER_H */

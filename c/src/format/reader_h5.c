@@ -56,7 +56,7 @@ static void attr_repr(hid_t attr, hid_t type, char *buf, size_t buf_bytes) {
         bool any = false;
         for (size_t i = 0; i < size; i++) any |= raw[i] != 0;
         snprintf(buf, buf_bytes, "%s", any ? "True" : "False");
-    } else if (cls == H5T_FLOAT) {
+    } else if (cls == H5T_FLOAT && spi_h5r_sane_scalar_type(type, H5T_FLOAT)) {
         double v;
         if (H5Aread(attr, H5T_NATIVE_DOUBLE, &v) >= 0)
             snprintf(buf, buf_bytes, v == (double)(int64_t)v ? "%.1f" : "%.17g", v);
@@ -93,7 +93,7 @@ static int read_schema_version(const spi_h5r *h, int *version) {
     if (type < 0 || elements < 0) {
         status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: cannot read attribute %s", h->path,
                                SPI_ATTR_SCHEMA);
-    } else if (H5Tget_class(type) != H5T_INTEGER || elements != 1) {
+    } else if (!spi_h5r_sane_scalar_type(type, H5T_INTEGER) || elements != 1) {
         char repr[256];
         attr_repr(attr, type, repr, sizeof repr);
         status = spi_error_set(h->err, SP_ERR_SCHEMA_UNSUPPORTED,
@@ -250,20 +250,52 @@ static int check_summary_index(const spi_h5r *h, hid_t index, hsize_t rows) {
     return status;
 }
 
+/* The stored compound before HDF5 converts it: at most a few dozen members,
+ * each an integer or float HDF5 can convert, inside the compound's size.
+ * Damaged member offsets or sizes otherwise reach HDF5's compound
+ * conversion, which trusts them. */
+static bool stats_type_sane(hid_t dset) {
+    hid_t type = H5Dget_type(dset);
+    bool ok = type >= 0 && H5Tget_class(type) == H5T_COMPOUND;
+    size_t size = ok ? H5Tget_size(type) : 0;
+    int members = ok ? H5Tget_nmembers(type) : -1;
+    ok = ok && size > 0 && size <= 4096 && members > 0 && members <= 64;
+    for (int i = 0; ok && i < members; i++) {
+        hid_t member = H5Tget_member_type(type, (unsigned)i);
+        size_t offset = H5Tget_member_offset(type, (unsigned)i);
+        H5T_class_t cls = member >= 0 ? H5Tget_class(member) : H5T_NO_CLASS;
+        ok = (spi_h5r_sane_scalar_type(member, H5T_INTEGER) ||
+              spi_h5r_sane_scalar_type(member, H5T_FLOAT)) &&
+             (cls == H5T_INTEGER || cls == H5T_FLOAT) && offset <= size &&
+             H5Tget_size(member) <= size - offset;
+        if (member >= 0) H5Tclose(member);
+    }
+    if (type >= 0) H5Tclose(type);
+    return ok;
+}
+
 static int read_stats(const spi_h5r *h, hid_t index, hsize_t rows, spi_stats **out) {
     hid_t dset = H5Dopen2(index, idx_name(SPI_IDX_SUMMARY_STATISTICS), H5P_DEFAULT);
     hid_t mem = spi_stats_memory_type();
-    spi_stats *stats = spi_calloc((size_t)rows, sizeof *stats);
+    spi_stats *stats = spi_calloc((size_t)rows ? (size_t)rows : 1, sizeof *stats);
     int status = SP_OK;
+    bool range = false;
+    hid_t dxpl = spi_h5r_strict_dxpl(&range);
     if (!stats) status = oom(h);
+    else if (dset < 0 || !stats_type_sane(dset))
+        status = spi_error_set(h->err, SP_ERR_CORRUPT,
+                               "%s: rank_region_index/summary_statistics has a damaged "
+                               "compound type",
+                               h->path);
     /* The memory type names the fields, so HDF5 matches them by name and
      * the file's field order does not matter (FORMAT.md 2.1). */
-    else if (dset < 0 || mem < 0 ||
-             (rows > 0 && H5Dread(dset, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, stats) < 0))
+    else if (mem < 0 || dxpl < 0 ||
+             (rows > 0 && H5Dread(dset, mem, H5S_ALL, H5S_ALL, dxpl, stats) < 0))
         status = spi_error_set(h->err, SP_ERR_CORRUPT,
-                               "%s: cannot read rank_region_index/summary_statistics. The file "
+                               "%s: cannot read rank_region_index/summary_statistics%s. The file "
                                "is truncated or damaged.",
-                               h->path);
+                               h->path, range ? " (a value out of range)" : "");
+    if (dxpl >= 0) H5Pclose(dxpl);
     if (mem >= 0) H5Tclose(mem);
     if (dset >= 0) H5Dclose(dset);
     if (status != SP_OK) {
@@ -336,7 +368,17 @@ static int read_index(const spi_h5r *h, hid_t index, bool aggregate, bool summar
                             (void **)&c->agg_minimums, (void **)&c->agg_maximums,
                             (void **)&c->agg_exclusives};
         for (size_t i = 0; i < 5 && status == SP_OK; i++) {
-            if (!spi_h5r_exists(index, idx_name(agg[i]))) continue;
+            /* Counts, totals, minimums and maximums are the rows' only data:
+             * without them every row would read as 0 calls. Exclusives may
+             * be absent (not computed). */
+            if (!spi_h5r_exists(index, idx_name(agg[i]))) {
+                if (agg[i] != SPI_IDX_AGGREGATE_EXCLUSIVES)
+                    status = spi_error_set(h->err, SP_ERR_CORRUPT,
+                                           "%s: aggregate file without rank_region_index/%s. The "
+                                           "file is damaged.",
+                                           h->path, idx_name(agg[i]));
+                continue;
+            }
             status = spi_h5r_read_int_column(h, index, idx_name(agg[i]), i == 0, rows,
                                              targets[i], NULL);
         }
@@ -494,7 +536,7 @@ static int read_event_column(const spi_h5r *h, hid_t events, spi_event_col col,
     int status = spi_h5r_open_column(h, events, name, &dset, &len);
     if (status != SP_OK) return status;
     hid_t type = H5Dget_type(dset);
-    if (type < 0 || H5Tget_class(type) != H5T_INTEGER)
+    if (!spi_h5r_sane_scalar_type(type, H5T_INTEGER))
         status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: dataset events/%s has the wrong "
                                "element type", h->path, name);
     if (type >= 0) H5Tclose(type);
@@ -618,6 +660,30 @@ static int read_events(const spi_h5r *h, hid_t file, const index_cols *c, spi_pr
 
 /* ---- the whole file ------------------------------------------------------ */
 
+static int compare_name_refs(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* A region name is the key every tool matches on (merge, diff, the
+ * summary); two regions of one name would be added up or confused, so a
+ * region table with a repeated name is refused (docs/FORMAT.md 3.4). */
+static int check_unique_names(const spi_h5r *h, char **names, size_t count) {
+    if (count < 2) return SP_OK;
+    char **sorted = spi_malloc(count * sizeof *sorted);
+    if (!sorted) return oom(h);
+    memcpy(sorted, names, count * sizeof *sorted);
+    qsort(sorted, count, sizeof *sorted, compare_name_refs);
+    int status = SP_OK;
+    for (size_t i = 1; i < count && status == SP_OK; i++)
+        if (strcmp(sorted[i - 1], sorted[i]) == 0)
+            status = spi_error_set(h->err, SP_ERR_CORRUPT,
+                                   "%s: region_table/names holds the name '%.200s' twice. The "
+                                   "file is damaged.",
+                                   h->path, sorted[i]);
+    spi_free(sorted);
+    return status;
+}
+
 static int read_columnar(const spi_h5r *h, spi_profile *out, unsigned flags) {
     bool summary_only = (flags & SPI_READ_SUMMARY_ONLY) != 0;
     char *layout = NULL;
@@ -625,13 +691,22 @@ static int read_columnar(const spi_h5r *h, spi_profile *out, unsigned flags) {
     int status = spi_h5r_attr_string(h, h->file, SPI_ATTR_STORAGE_LAYOUT, &layout, &present);
     if (status != SP_OK) return status;
     out->aggregate = present && strcmp(layout, SPI_LAYOUT_AGGREGATE) == 0;
+    /* docs/FORMAT.md 3.4: a layout we do not know is not read as columnar. */
+    if (present && !out->aggregate && strcmp(layout, SPI_LAYOUT_COLUMNAR) != 0)
+        status = spi_error_set(h->err, SP_ERR_SCHEMA_UNSUPPORTED,
+                               "%s: unknown storage_layout '%.64s' (this package reads '%s' and "
+                               "'%s')",
+                               h->path, layout, SPI_LAYOUT_COLUMNAR, SPI_LAYOUT_AGGREGATE);
     spi_free(layout);
+    if (status != SP_OK) return status;
 
     hsize_t name_count = 0;
     status = spi_h5r_read_string_column(h, h->file, SPI_DSET_REGION_NAMES, SPI_H5R_ANY_LENGTH,
                                         &out->names, &name_count);
     if (status != SP_OK) return status;
     out->name_count = (size_t)name_count;
+    status = check_unique_names(h, out->names, out->name_count);
+    if (status != SP_OK) return status;
 
     if (!spi_h5r_exists(h->file, SPI_GROUP_INDEX))
         return spi_error_set(h->err, SP_ERR_NOT_A_PROFILE,
@@ -659,27 +734,9 @@ static int read_columnar(const spi_h5r *h, spi_profile *out, unsigned flags) {
     return status;
 }
 
-static int read_file(spi_profile *out, const char *path, unsigned flags, spi_error *err) {
-#if H5_VERSION_GE(1, 12, 0)
-    htri_t is_hdf5 = H5Fis_accessible(path, H5P_DEFAULT);
-#else
-    htri_t is_hdf5 = H5Fis_hdf5(path);
-#endif
-    /* STRONG close: H5Fclose also closes any identifier an error path
-     * left open, so a damaged file cannot leak handles. */
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    hid_t file = is_hdf5 > 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT) : -1;
-    if (fapl >= 0) H5Pclose(fapl);
-    if (file < 0) {
-        char cause[256];
-        spi_h5r_last_error(cause, sizeof cause);
-        return spi_error_set(err, SP_ERR_NOT_A_PROFILE,
-                             "%s is not a readable HDF5 profiling file. A run that was "
-                             "interrupted while writing leaves a truncated file behind; the "
-                             "underlying error was: %s",
-                             path, cause[0] ? cause : "not an HDF5 file");
-    }
+/* Everything after the open: the same for a path and for a file image. */
+static int read_open_file(spi_profile *out, hid_t file, const char *path, unsigned flags,
+                          spi_error *err) {
     spi_h5r h = {.file = file, .path = path, .err = err};
     if (H5Fget_filesize(file, &h.file_bytes) < 0) h.file_bytes = 0;
     int version = 0;
@@ -710,12 +767,72 @@ static int read_file(spi_profile *out, const char *path, unsigned flags, spi_err
     return status;
 }
 
-int spi_read_h5(spi_profile *out, const char *path, unsigned flags, spi_error *err) {
+static int not_readable(const char *path, spi_error *err) {
+    char cause[256];
+    spi_h5r_last_error(cause, sizeof cause);
+    return spi_error_set(err, SP_ERR_NOT_A_PROFILE,
+                         "%s is not a readable HDF5 profiling file. A run that was "
+                         "interrupted while writing leaves a truncated file behind; the "
+                         "underlying error was: %s",
+                         path, cause[0] ? cause : "not an HDF5 file");
+}
+
+/* STRONG close: H5Fclose also closes any identifier an error path left
+ * open, so a damaged file cannot leak handles. */
+static hid_t strong_close_fapl(void) {
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
+        H5Pclose(fapl);
+        fapl = -1;
+    }
+    return fapl;
+}
+
+static hid_t open_path(const char *path) {
+#if H5_VERSION_GE(1, 12, 0)
+    htri_t is_hdf5 = H5Fis_accessible(path, H5P_DEFAULT);
+#else
+    htri_t is_hdf5 = H5Fis_hdf5(path);
+#endif
+    hid_t fapl = strong_close_fapl();
+    hid_t file = is_hdf5 > 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT) : -1;
+    if (fapl >= 0) H5Pclose(fapl);
+    return file;
+}
+
+/* The core driver serves the file from memory (no backing store, so
+ * nothing is ever written); H5Pset_file_image copies the caller's bytes,
+ * so HDF5 never touches the caller's buffer. */
+static hid_t open_image(const void *image, size_t size, const char *name) {
+    hid_t fapl = strong_close_fapl();
+    hid_t file = -1;
+    if (fapl >= 0 && size > 0 && H5Pset_fapl_core(fapl, 64 * 1024, false) >= 0 &&
+        H5Pset_file_image(fapl, (void *)(uintptr_t)image, size) >= 0)
+        file = H5Fopen(name, H5F_ACC_RDONLY, fapl);
+    if (fapl >= 0) H5Pclose(fapl);
+    return file;
+}
+
+/* image NULL: read the file at path; else read `size` bytes of image,
+ * called `path` in messages. */
+static int read_locked(spi_profile *out, const char *path, const void *image, size_t size,
+                       unsigned flags, spi_error *err) {
     pthread_mutex_lock(&h5_lock);
     spi_h5_silence_state silence;
     spi_h5_silence(&silence);
-    int status = read_file(out, path, flags, err);
+    hid_t file = image ? open_image(image, size, path) : open_path(path);
+    int status = file < 0 ? not_readable(path, err) : read_open_file(out, file, path, flags, err);
     spi_h5_restore(&silence);
     pthread_mutex_unlock(&h5_lock);
     return status;
+}
+
+int spi_read_h5(spi_profile *out, const char *path, unsigned flags, spi_error *err) {
+    return read_locked(out, path, NULL, 0, flags, err);
+}
+
+int spi_read_h5_image(spi_profile *out, const void *image, size_t size, const char *name,
+                      unsigned flags, spi_error *err) {
+    if (!image) return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "%s: no file image", name);
+    return read_locked(out, name, image, size, flags, err);
 }

@@ -59,14 +59,14 @@ static int read_meta_attr(const spi_h5r *h, hid_t group, const char *key, spi_me
         spi_h5r_free_strings(items, (hsize_t)elements);
     } else if (elements != 1) {
         /* Numeric arrays are not part of the format: skipped. */
-    } else if (cls == H5T_INTEGER) {
+    } else if (cls == H5T_INTEGER && spi_h5r_sane_scalar_type(type, H5T_INTEGER)) {
         int64_t value = 0;
         if (H5Aread(attr, H5T_NATIVE_INT64, &value) < 0)
             status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: cannot read metadata attribute %s",
                                    h->path, key);
         else if (spi_meta_set_i64(meta, key, value) != SP_OK)
             status = oom(h);
-    } else if (cls == H5T_FLOAT) {
+    } else if (cls == H5T_FLOAT && spi_h5r_sane_scalar_type(type, H5T_FLOAT)) {
         double value = 0;
         if (H5Aread(attr, H5T_NATIVE_DOUBLE, &value) < 0)
             status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: cannot read metadata attribute %s",

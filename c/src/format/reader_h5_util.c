@@ -98,19 +98,72 @@ int spi_h5r_open_column(const spi_h5r *h, hid_t loc, const char *name, hid_t *ds
                              h->path, name, (unsigned long long)dims[0],
                              (unsigned long long)h->file_bytes);
     }
+    /* Storage actually written must be able to hold the claim: a dataset
+     * whose chunks were never written reads as fill values, and a forged
+     * length over unwritten storage would make every reader (and merge)
+     * grind through billions of them. Compression is bounded as above. */
+    hsize_t stored = H5Dget_storage_size(d);
+    if (h->file_bytes > 0 && dims[0] > 0 && stored / 8 < dims[0] / SPI_H5R_MAX_ELEMENTS_PER_BYTE) {
+        H5Dclose(d);
+        return spi_error_set(h->err, SP_ERR_CORRUPT,
+                             "%s: dataset %s claims %llu elements but stores only %llu bytes. "
+                             "The file is truncated or damaged.",
+                             h->path, name, (unsigned long long)dims[0],
+                             (unsigned long long)stored);
+    }
     *dset = d;
     *len = dims[0];
     return SP_OK;
 }
 
+bool spi_h5r_sane_scalar_type(hid_t type, H5T_class_t want) {
+    if (type < 0 || H5Tget_class(type) != want) return false;
+    size_t size = H5Tget_size(type);
+    /* Integers of 1-8 bytes, floats of 4 or 8: anything else is a damaged
+     * datatype message, and HDF5 would size its conversion buffers by it. */
+    if (want == H5T_INTEGER) return size >= 1 && size <= 8;
+    if (want == H5T_FLOAT) return size == 4 || size == 8;
+    return size >= 1;
+}
+
 static int check_class(const spi_h5r *h, hid_t dset, H5T_class_t want, const char *name) {
     hid_t type = H5Dget_type(dset);
-    H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
+    bool ok = spi_h5r_sane_scalar_type(type, want);
     if (type >= 0) H5Tclose(type);
-    if (cls != want)
+    if (!ok)
         return spi_error_set(h->err, SP_ERR_CORRUPT, "%s: dataset %s has the wrong element type",
                              h->path, name);
     return SP_OK;
+}
+
+/* HDF5 clamps a value that does not fit the memory type (a stored -1 read
+ * as unsigned becomes 0, a uint64 above INT64_MAX read as int64 becomes
+ * INT64_MAX) and says nothing. Every numeric read goes through a transfer
+ * list whose conversion callback aborts the read instead, so a negative
+ * count or id is refused rather than read as 0 (docs/FORMAT.md 3.4). */
+static H5T_conv_ret_t refuse_out_of_range(H5T_conv_except_t kind, hid_t src, hid_t dst,
+                                          void *src_buf, void *dst_buf, void *user) {
+    (void)src;
+    (void)dst;
+    (void)src_buf;
+    (void)dst_buf;
+    if (kind == H5T_CONV_EXCEPT_RANGE_HI || kind == H5T_CONV_EXCEPT_RANGE_LOW ||
+        kind == H5T_CONV_EXCEPT_TRUNCATE || kind == H5T_CONV_EXCEPT_PRECISION ||
+        kind == H5T_CONV_EXCEPT_NAN || kind == H5T_CONV_EXCEPT_PINF ||
+        kind == H5T_CONV_EXCEPT_NINF) {
+        if (user) *(bool *)user = true;
+        return H5T_CONV_ABORT;
+    }
+    return H5T_CONV_UNHANDLED;
+}
+
+hid_t spi_h5r_strict_dxpl(bool *out_of_range) {
+    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
+    if (dxpl >= 0 && H5Pset_type_conv_cb(dxpl, refuse_out_of_range, out_of_range) < 0) {
+        H5Pclose(dxpl);
+        return -1;
+    }
+    return dxpl;
 }
 
 static int length_mismatch(const spi_h5r *h, const char *name, hsize_t len, hsize_t expected) {
@@ -124,6 +177,13 @@ static int read_failed(const spi_h5r *h, const char *name) {
     return spi_error_set(h->err, SP_ERR_CORRUPT,
                          "%s: cannot read dataset %s. The file is truncated or damaged.", h->path,
                          name);
+}
+
+static int out_of_range(const spi_h5r *h, const char *name) {
+    return spi_error_set(h->err, SP_ERR_CORRUPT,
+                         "%s: dataset %s holds a value out of range for it (a negative count, "
+                         "offset or id, or a value beyond int64). The file is damaged.",
+                         h->path, name);
 }
 
 static int out_of_memory(const spi_h5r *h) {
@@ -148,9 +208,12 @@ static int read_numeric_column(const spi_h5r *h, hid_t loc, const char *name,
         buf = spi_calloc((size_t)n, 8);
         if (!buf || n > SIZE_MAX / 8) status = out_of_memory(h);
     }
+    bool range = false;
+    hid_t dxpl = status == SP_OK ? spi_h5r_strict_dxpl(&range) : -1;
     if (status == SP_OK && n > 0 &&
-        H5Dread(dset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)
-        status = read_failed(h, name);
+        (dxpl < 0 || H5Dread(dset, memory_type, H5S_ALL, H5S_ALL, dxpl, buf) < 0))
+        status = range ? out_of_range(h, name) : read_failed(h, name);
+    if (dxpl >= 0) H5Pclose(dxpl);
     H5Dclose(dset);
     if (status != SP_OK) {
         spi_free(buf);
@@ -179,11 +242,14 @@ int spi_h5r_read_int_slice(const spi_h5r *h, hid_t dset, const char *name, hsize
     if (count == 0) return SP_OK;
     hid_t file_space = H5Dget_space(dset);
     hid_t mem_space = H5Screate_simple(1, &count, NULL);
+    bool range = false;
+    hid_t dxpl = spi_h5r_strict_dxpl(&range);
     int status = SP_OK;
-    if (file_space < 0 || mem_space < 0 ||
+    if (file_space < 0 || mem_space < 0 || dxpl < 0 ||
         H5Sselect_hyperslab(file_space, H5S_SELECT_SET, &offset, NULL, &count, NULL) < 0 ||
-        H5Dread(dset, H5T_NATIVE_INT64, mem_space, file_space, H5P_DEFAULT, buf) < 0)
-        status = read_failed(h, name);
+        H5Dread(dset, H5T_NATIVE_INT64, mem_space, file_space, dxpl, buf) < 0)
+        status = range ? out_of_range(h, name) : read_failed(h, name);
+    if (dxpl >= 0) H5Pclose(dxpl);
     if (mem_space >= 0) H5Sclose(mem_space);
     if (file_space >= 0) H5Sclose(file_space);
     return status;
@@ -202,10 +268,18 @@ typedef struct vlen_pool {
     void **blocks;
     size_t count;
     size_t capacity;
+    /* vlen strings live in the file's global heap, which no filter
+     * compresses: together they cannot be longer than the file (plus one
+     * terminator each). A damaged heap claiming more fails the read
+     * before anything of that size is allocated. 0 = no bound. */
+    uint64_t budget;
+    uint64_t used;
 } vlen_pool;
 
 static void *pool_alloc(size_t size, void *info) {
     vlen_pool *pool = info;
+    if (pool->budget && (size > pool->budget || pool->used > pool->budget - size)) return NULL;
+    pool->used += size;
     if (pool->count == pool->capacity) {
         size_t capacity = pool->capacity ? pool->capacity * 2 : 64;
         void **grown = spi_reallocarray(pool->blocks, capacity, sizeof *grown);
@@ -249,6 +323,7 @@ int spi_h5r_read_strings(const spi_h5r *h, hid_t obj, bool is_attr, hid_t type, 
         if (!raw) status = out_of_memory(h);
         if (status == SP_OK && H5Tset_size(mem, H5T_VARIABLE) < 0) status = read_failed(h, name);
         vlen_pool pool = {0};
+        if (h->file_bytes) pool.budget = (uint64_t)h->file_bytes + 2 * (uint64_t)count + 64;
         hid_t dxpl = is_attr ? -1 : H5Pcreate(H5P_DATASET_XFER);
         if (status == SP_OK && !is_attr &&
             (dxpl < 0 || H5Pset_vlen_mem_manager(dxpl, pool_alloc, &pool, pool_free, &pool) < 0))
@@ -275,6 +350,14 @@ int spi_h5r_read_strings(const spi_h5r *h, hid_t obj, bool is_attr, hid_t type, 
         H5T_str_t pad = H5Tget_strpad(type);
         char *raw = NULL;
         if (width == 0 || count > SIZE_MAX / width) status = read_failed(h, name);
+        /* Fixed-length attribute data sits uncompressed in an object header,
+         * so it cannot exceed the file; datasets may be compressed (the
+         * per-byte bound of open_column applies to them). */
+        else if (is_attr && h->file_bytes && (uint64_t)count * width > h->file_bytes)
+            status = read_failed(h, name);
+        else if (!is_attr && h->file_bytes &&
+                 (uint64_t)count * width / SPI_H5R_MAX_ELEMENTS_PER_BYTE > h->file_bytes)
+            status = read_failed(h, name);
         if (status == SP_OK && (raw = spi_malloc(count * width)) == NULL) status = out_of_memory(h);
         if (status == SP_OK && (H5Tset_size(mem, width) < 0 || H5Tset_strpad(mem, pad) < 0))
             status = read_failed(h, name);
@@ -386,7 +469,7 @@ int spi_h5r_attr_int(const spi_h5r *h, hid_t obj, const char *name, int64_t *val
     if (status != SP_OK || attr < 0) return status;
     hid_t type = H5Aget_type(attr);
     int64_t v = 0;
-    if (type < 0 || H5Tget_class(type) != H5T_INTEGER || elements != 1)
+    if (!spi_h5r_sane_scalar_type(type, H5T_INTEGER) || elements != 1)
         status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: attribute %s must be an integer",
                                h->path, name);
     else if (H5Aread(attr, H5T_NATIVE_INT64, &v) < 0)

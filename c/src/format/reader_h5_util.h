@@ -33,6 +33,17 @@ typedef struct spi_h5r {
 /* Length not known in advance: accept any length. */
 #define SPI_H5R_ANY_LENGTH ((hsize_t)-1)
 
+/* true when `type` is of class `want` with a size HDF5 can convert
+ * (integers of 1-8 bytes, floats of 4 or 8 bytes, strings of >= 1 byte):
+ * a damaged datatype message must not size a conversion buffer. */
+bool spi_h5r_sane_scalar_type(hid_t type, H5T_class_t want);
+
+/* A new dataset transfer list whose conversion callback aborts the read on
+ * a value that does not fit the memory type (HDF5 would clamp it silently:
+ * a stored -1 read as unsigned becomes 0). *out_of_range is set when that
+ * happened. Caller closes it; < 0 on failure. */
+hid_t spi_h5r_strict_dxpl(bool *out_of_range);
+
 /* 1 if the link `name` (may contain '/') exists below loc, 0 if not; a
  * missing intermediate group counts as "not", never as an error. */
 int spi_h5r_exists(hid_t loc, const char *name);

@@ -183,29 +183,37 @@ static int read_region(spt_cursor *c, spi_profile *out, uint32_t rank, int versi
     return status;
 }
 
+static int no_summary(const char *path, spi_error *err) {
+    return spi_error_set(err, SP_ERR_NO_SUMMARY,
+                         "%s: summary-only reads require a schema-2 or newer profiling file",
+                         path);
+}
+
 int spi_read_spt(spi_profile *out, const char *path, unsigned flags, spi_error *err) {
-    if (flags & SPI_READ_SUMMARY_ONLY)
-        return spi_error_set(err, SP_ERR_NO_SUMMARY,
-                             "%s: summary-only reads require a schema-2 or newer profiling file",
-                             path);
+    if (flags & SPI_READ_SUMMARY_ONLY) return no_summary(path, err);
     unsigned char *data = NULL;
     size_t size = 0;
     int status = read_whole_file(path, &data, &size, err);
     if (status != SP_OK) return status;
+    status = spi_read_spt_image(out, data, size, path, flags, err);
+    spi_free(data);
+    return status;
+}
 
+int spi_read_spt_image(spi_profile *out, const void *image, size_t size, const char *path,
+                       unsigned flags, spi_error *err) {
+    if (flags & SPI_READ_SUMMARY_ONLY) return no_summary(path, err);
+    const unsigned char *data = image;
     spt_cursor c = {.data = data, .size = size, .path = path, .err = err};
-    if (size < SPT_HEADER_BYTES) {
-        status = spi_error_set(err, SP_ERR_NOT_A_PROFILE, "%s: too short to be a trace file", path);
-        goto done;
-    }
+    if (size < SPT_HEADER_BYTES)
+        return spi_error_set(err, SP_ERR_NOT_A_PROFILE, "%s: too short to be a trace file", path);
     if (memcmp(data, "SCOPEPRF", 8) != 0) {
         char found[64];
         bytes_repr(found, sizeof found, data, 8);
-        status = spi_error_set(err, SP_ERR_NOT_A_PROFILE,
-                               "%s: not a scope-profiler Fortran trace (expected b'SCOPEPRF', "
-                               "found %s)",
-                               path, found);
-        goto done;
+        return spi_error_set(err, SP_ERR_NOT_A_PROFILE,
+                             "%s: not a scope-profiler Fortran trace (expected b'SCOPEPRF', "
+                             "found %s)",
+                             path, found);
     }
     int32_t little = (int32_t)(uint32_t)load_uint(data + 8, 4, false);
     int32_t big = (int32_t)(uint32_t)load_uint(data + 8, 4, true);
@@ -214,11 +222,10 @@ int spi_read_spt(spi_profile *out, const char *path, unsigned flags, spi_error *
     } else if (big == 1 || big == 2) {
         c.big_endian = true;
     } else {
-        status = spi_error_set(err, SP_ERR_SCHEMA_UNSUPPORTED,
-                               "%s: unsupported trace format version %" PRId32
-                               " (this scope-profiler reads versions (1, 2))",
-                               path, little);
-        goto done;
+        return spi_error_set(err, SP_ERR_SCHEMA_UNSUPPORTED,
+                             "%s: unsupported trace format version %" PRId32
+                             " (this scope-profiler reads versions (1, 2))",
+                             path, little);
     }
     c.pos = 8;
     int32_t version = 0, rank = 0;
@@ -226,23 +233,17 @@ int spi_read_spt(spi_profile *out, const char *path, unsigned flags, spi_error *
     take_i32(&c, &version, "version");
     take_i32(&c, &rank, "rank");
     take_i64(&c, &regions, "region count");
-    if (rank < 0) {
-        status = spi_error_set(err, SP_ERR_CORRUPT, "%s: negative rank %" PRId32 " in trace header",
-                               path, rank);
-        goto done;
-    }
-    if (regions < 0) {
-        status = truncated(&c, "negative region count");
-        goto done;
-    }
+    if (rank < 0)
+        return spi_error_set(err, SP_ERR_CORRUPT, "%s: negative rank %" PRId32 " in trace header",
+                             path, rank);
+    if (regions < 0) return truncated(&c, "negative region count");
     out->trace_version = version;
     out->rank_count = 1;
+    int status = SP_OK;
     for (int64_t r = 0; r < regions && status == SP_OK; r++)
         status = read_region(&c, out, (uint32_t)rank, version, flags);
     if (status == SP_OK && c.pos != size)
         status = spi_error_set(err, SP_ERR_CORRUPT, "%s: %zu trailing byte(s) after the last region",
                                path, size - c.pos);
-done:
-    spi_free(data);
     return status;
 }

@@ -31,6 +31,14 @@ typedef struct spi_job_totals {
  * communicator given to a build without MPI). */
 int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error *err);
 
+/* Join the job at finalize when the session began before MPI_Init
+ * (spi_job_start then found no MPI): if MPI is initialised and not yet
+ * finalized now, the job becomes MPI_COMM_WORLD. Collective then over
+ * MPI_COMM_WORLD (every rank calls sp_finalize). Otherwise nothing
+ * changes. *why_alone receives why the process stays alone when it does
+ * ("MPI was finalized before sp_finalize", ...). SP_OK or SP_ERR_MPI. */
+int spi_job_join_late(const char **why_alone, spi_error *err);
+
 uint32_t spi_job_rank(void);
 uint32_t spi_job_size(void);
 /* Distinct host names over the job (1 when alone). */
@@ -42,6 +50,23 @@ int64_t spi_job_node_count(void);
  * same status. `totals` is filled on rank 0. */
 int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *totals,
                   spi_error *err);
+
+/* What one rank's finalize has to tell: rank 0's report speaks for the
+ * whole job. */
+typedef struct spi_rank_report {
+    uint64_t calls;
+    uint64_t open_calls;      /* still open at finalize, dropped */
+    uint64_t dropped_events;  /* lost to the buffer limit or memory */
+    uint64_t bad_ends;        /* ends without a matching begin */
+    uint64_t flushed_bytes;   /* bounded trace: written to the spill file */
+    uint64_t flushes;
+    char open_regions[80];    /* the first open regions' names */
+} spi_rank_report;
+
+/* Gather every rank's report to rank 0 (collective with MPI: every rank
+ * calls it). *all receives spi_job_size() entries on rank 0 (spi_free),
+ * NULL elsewhere. SP_OK, SP_ERR_MPI or SP_ERR_OUT_OF_MEMORY. */
+int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, spi_error *err);
 
 /* Leave the job (releases the duplicated communicator and the finalize
  * hook). Safe to call when not started. */

@@ -28,6 +28,7 @@
 #include <mpi.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/alloc.h"
 #include "counters/counters.h"
@@ -49,6 +50,8 @@ static int64_t node_count = 1;
 static int finalize_keyval = MPI_KEYVAL_INVALID;
 static void (*finalize_hook)(void) = NULL;
 static int inside_mpi_finalize = 0;
+static int deferred = 0; /* started before MPI_Init: join at finalize */
+static int job_broken = 0; /* a rank did not come: no more collectives */
 
 typedef struct wire_counts {
     uint64_t rows;
@@ -125,6 +128,46 @@ static int count_nodes(spi_error *err) {
     return SP_OK;
 }
 
+static int join(const void *mpi_comm, void (*on_mpi_finalize)(void), const char *what,
+                spi_error *err);
+
+/* How long a rank waits for the others at setup and at finalize before it
+ * gives up with a message: a rank that never calls sp_setup (or never
+ * reaches sp_finalize) must not hang the job silently. */
+#define DEFAULT_WAIT_SECONDS 600.0
+
+static double wait_seconds(void) {
+    const char *value = getenv("SCOPE_PROFILER_MPI_TIMEOUT");
+    double seconds = value && *value ? atof(value) : DEFAULT_WAIT_SECONDS;
+    return seconds > 0 ? seconds : DEFAULT_WAIT_SECONDS;
+}
+
+static double seconds_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Complete a nonblocking collective, or give up after wait_seconds(): the
+ * request is then left pending (MPI offers no way to cancel a collective;
+ * MPI_Finalize tolerates it) and the caller reports the error. */
+static int wait_for_every_rank(MPI_Request *request, const char *what, spi_error *err) {
+    double limit = wait_seconds(), deadline = seconds_now() + limit;
+    for (;;) {
+        int done = 0;
+        int rc = MPI_Test(request, &done, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS) return mpi_fail(err, rc, what);
+        if (done) return SP_OK;
+        if (seconds_now() > deadline)
+            return spi_error_set(err, SP_ERR_MPI,
+                                 "not every rank of the communicator %s within %.0f s "
+                                 "(SCOPE_PROFILER_MPI_TIMEOUT); giving up without them",
+                                 what, limit);
+        struct timespec pause = {0, 200000}; /* 0.2 ms between tests */
+        nanosleep(&pause, NULL);
+    }
+}
+
 int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error *err) {
     int initialized = 0, finalized = 0;
     MPI_Initialized(&initialized);
@@ -132,15 +175,55 @@ int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error
     job_rank = 0;
     job_size = 1;
     node_count = 1;
+    deferred = 0;
     if (!initialized || finalized) {
         if (mpi_comm)
             return spi_error_set(err, SP_ERR_MPI,
                                  "a communicator was given but MPI is not initialised");
-        return SP_OK; /* a serial run of an MPI build */
+        /* a serial run of an MPI build, or setup before MPI_Init: recording
+         * does not need MPI, so the job is decided at finalize */
+        deferred = !initialized;
+        finalize_hook = on_mpi_finalize;
+        return SP_OK;
     }
+    return join(mpi_comm, on_mpi_finalize, "called sp_setup", err);
+}
+
+int spi_job_join_late(const char **why_alone, spi_error *err) {
+    *why_alone = NULL;
+    if (job_comm != MPI_COMM_NULL) return SP_OK;
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    if (!initialized) *why_alone = "MPI was not initialised";
+    else if (finalized) *why_alone = "MPI was finalized before sp_finalize";
+    if (!deferred || !initialized || finalized) return SP_OK;
+    deferred = 0;
+    return join(NULL, finalize_hook, "reached sp_finalize", err);
+}
+
+static int join(const void *mpi_comm, void (*on_mpi_finalize)(void), const char *what,
+                spi_error *err) {
     MPI_Comm base = mpi_comm ? *(const MPI_Comm *)mpi_comm : MPI_COMM_WORLD;
-    int rc = MPI_Comm_dup(base, &job_comm);
+    MPI_Request request;
+    int rc = MPI_Comm_idup(base, &job_comm, &request);
     if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "duplicating the communicator");
+    int arrived = wait_for_every_rank(&request, what, err);
+    if (arrived != SP_OK) {
+        job_comm = MPI_COMM_NULL; /* never completed: nothing to free */
+        return arrived;
+    }
+    /* A rank that comes after the others gave up completes the duplicate
+     * they left pending, but not this reduction: it gives up too, rather
+     * than block in the next collective (see spi_job_write). */
+    int here = 1, everyone = 0;
+    rc = MPI_Iallreduce(&here, &everyone, 1, MPI_INT, MPI_MIN, job_comm, &request);
+    arrived = rc == MPI_SUCCESS ? wait_for_every_rank(&request, what, err)
+                                : mpi_fail(err, rc, "waiting for every rank");
+    if (arrived != SP_OK) {
+        job_comm = MPI_COMM_NULL; /* the others never use it: left as it is */
+        return arrived;
+    }
     MPI_Comm_set_errhandler(job_comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(job_comm, &job_rank);
     MPI_Comm_size(job_comm, &job_size);
@@ -152,6 +235,25 @@ int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error
     }
     finalize_hook = on_mpi_finalize;
     if (status != SP_OK) spi_job_stop();
+    return status;
+}
+
+int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, spi_error *err) {
+    *all = NULL;
+    int size = job_comm == MPI_COMM_NULL ? 1 : job_size;
+    spi_rank_report *gathered = job_rank == 0 ? spi_calloc((size_t)size, sizeof *gathered) : NULL;
+    int status = job_rank == 0 && !gathered ? SP_ERR_OUT_OF_MEMORY : SP_OK;
+    if (job_comm == MPI_COMM_NULL || job_broken) {
+        if (gathered) gathered[0] = *mine; /* alone, or the job broke: our own */
+    } else {
+        /* every rank takes part, whatever rank 0's allocation did */
+        int rc = MPI_Gather(mine, sizeof *mine, MPI_BYTE, gathered, sizeof *mine, MPI_BYTE, 0,
+                            job_comm);
+        if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering reports");
+    }
+    if (status == SP_OK) *all = gathered;
+    else spi_free(gathered);
+    if (status == SP_ERR_OUT_OF_MEMORY) spi_error_set(err, status, "out of memory");
     return status;
 }
 
@@ -170,7 +272,9 @@ void spi_job_stop(void) {
     }
     finalize_keyval = MPI_KEYVAL_INVALID;
     finalize_hook = NULL;
-    if (job_comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&job_comm);
+    deferred = 0;
+    if (job_comm != MPI_COMM_NULL && !finalized && !job_broken) MPI_Comm_free(&job_comm);
+    job_broken = 0;
     job_comm = MPI_COMM_NULL;
     job_rank = 0;
     job_size = 1;
@@ -503,9 +607,15 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
                                    .regions = local->name_count};
         return spi_profile_write(local, path, err);
     }
-    /* parallel HDF5: every rank writes its own part (job_parallel.c) */
-    if (spi_job_parallel_chosen(job_comm, local, path))
-        return spi_job_parallel_write(job_comm, local, path, totals, err);
+    /* every rank here before the first blocking collective */
+    MPI_Request arrival;
+    int rc = MPI_Ibarrier(job_comm, &arrival);
+    int arrived = rc == MPI_SUCCESS ? wait_for_every_rank(&arrival, "reached sp_finalize", err)
+                                    : mpi_fail(err, rc, "waiting for every rank");
+    if (arrived != SP_OK) {
+        job_broken = 1; /* no further collective on job_comm: it could never end */
+        return arrived;
+    }
     int root = job_rank == 0;
     wire_counts mine = {.rows = local->row_count, .events = local->event_count,
                         .threads = local->thread_count, .event_columns = local->event_columns,
@@ -528,7 +638,29 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
                      : SP_ERR_OUT_OF_MEMORY;
     /* Every rank takes part in every collective below, whatever its local
      * status, so that a failure on one rank cannot hang the others. */
-    int rc = MPI_Gather(&mine, sizeof mine, MPI_BYTE, counts, sizeof mine, MPI_BYTE, 0, job_comm);
+    /* A second step, also nonblocking: a rank that reaches finalize after
+     * the others gave up completes the barrier they left pending, but
+     * never this reduction (they never post it), so it gives up too instead
+     * of blocking in the gather below. (A gather would not do: it may end
+     * on a non-root rank before the root joins.) */
+    MPI_Request confirmed;
+    int here = 1, everyone = 0;
+    rc = MPI_Iallreduce(&here, &everyone, 1, MPI_INT, MPI_MIN, job_comm, &confirmed);
+    int counted = rc == MPI_SUCCESS ? wait_for_every_rank(&confirmed, "reached sp_finalize", err)
+                                    : mpi_fail(err, rc, "waiting for every rank");
+    /* parallel HDF5: every rank writes its own part (job_parallel.c) */
+    bool parallel = counted == SP_OK && spi_job_parallel_chosen(job_comm, local, path);
+    if (counted != SP_OK || parallel) {
+        job_broken = counted != SP_OK;
+        spi_free(names);
+        spi_free(threads);
+        spi_free(buffer);
+        spi_free(counts);
+        spi_free(sizes);
+        spi_free(displs);
+        return parallel ? spi_job_parallel_write(job_comm, local, path, totals, err) : counted;
+    }
+    rc = MPI_Gather(&mine, sizeof mine, MPI_BYTE, counts, sizeof mine, MPI_BYTE, 0, job_comm);
     if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering counts");
 
     uint64_t name_total = 0, thread_total = 0, rows_total = 0, events_total = 0, calls_total = 0;

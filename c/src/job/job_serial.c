@@ -5,12 +5,19 @@
 #include "job/job.h"
 
 #include "format/h5_writer.h"
+#include "util/alloc.h"
 
 int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error *err) {
     (void)on_mpi_finalize;
     if (mpi_comm)
         return spi_error_set(err, SP_ERR_UNSUPPORTED,
                              "this libscopeprofiler was built without MPI");
+    return SP_OK;
+}
+
+int spi_job_join_late(const char **why_alone, spi_error *err) {
+    (void)err;
+    *why_alone = "this libscopeprofiler was built without MPI";
     return SP_OK;
 }
 
@@ -24,6 +31,13 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
                                .events = spi_profile_call_count(local),
                                .regions = local->name_count};
     return spi_profile_write(local, path, err);
+}
+
+int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, spi_error *err) {
+    *all = spi_malloc(sizeof **all);
+    if (!*all) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+    **all = *mine;
+    return SP_OK;
 }
 
 void spi_job_stop(void) {}

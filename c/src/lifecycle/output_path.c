@@ -86,3 +86,42 @@ char *spi_output_path(const char *argument, uint32_t rank, uint32_t job_size) {
     }
     return out;
 }
+
+bool spi_output_path_per_process(const char *argument) {
+    const char *from_env = getenv("SCOPE_PROFILER_FILE");
+    const char *pattern = from_env && *from_env ? from_env : argument ? argument : "";
+    for (const char *p = pattern; *p; p++) {
+        if (*p != '%') continue;
+        if (p[1] == 'r' || p[1] == 'p') return true;
+        if (p[1]) p++; /* "%%" and the like: skip the escaped character */
+    }
+    return false;
+}
+
+bool spi_launcher_rank(int *rank, int *size) {
+    static const char *const pairs[][2] = {{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                           {"PMI_RANK", "PMI_SIZE"},
+                                           {"PMIX_RANK", "PMIX_SIZE"},
+                                           {"SLURM_PROCID", "SLURM_NTASKS"}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        const char *r = getenv(pairs[i][0]), *n = getenv(pairs[i][1]);
+        if (r && *r && n && *n) {
+            *rank = atoi(r);
+            *size = atoi(n);
+            return *size > 0;
+        }
+    }
+    return false;
+}
+
+char *spi_output_path_for_rank(const char *path, int rank) {
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    const char *dot = strrchr(base, '.');
+    if (!dot || dot == base) dot = path + strlen(path);
+    size_t head = (size_t)(dot - path);
+    size_t length = strlen(path) + 32;
+    char *out = spi_malloc(length);
+    if (out) snprintf(out, length, "%.*s.rank%d%s", (int)head, path, rank, dot);
+    return out;
+}

@@ -16,4 +16,20 @@
  * and %% (a '%') are expanded; any other '%' stays as it is. */
 char *spi_output_path(const char *argument, uint32_t rank, uint32_t job_size);
 
+#include <stdbool.h>
+
+/* Whether the path pattern (as spi_output_path chooses it) names the rank
+ * or the process (%r, %p): then every process has its own path anyway. */
+bool spi_output_path_per_process(const char *argument);
+
+/* The launcher's rank and size of this process (SLURM_PROCID/SLURM_NTASKS,
+ * OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, PMI_RANK/PMI_SIZE,
+ * PMIX_RANK/PMIX_SIZE); false when no launcher says so. */
+bool spi_launcher_rank(int *rank, int *size);
+
+/* `path` with ".rank<N>" before its extension ("run.h5" -> "run.rank3.h5"),
+ * as a new string, or NULL when memory ran out: one file per process when
+ * several processes of one launch would otherwise write the same path. */
+char *spi_output_path_for_rank(const char *path, int rank);
+
 #endif /* SPI_OUTPUT_PATH_H */

@@ -48,6 +48,7 @@ typedef struct spi_config {
     bool quiet;
     bool aggregate;           /* SP_MODE_AGGREGATE after resolution */
     bool tsc;                 /* the TSC clock after resolution */
+    bool path_per_process;    /* the path pattern names the rank or pid */
     int64_t start_time_ns;
 } spi_config;
 
@@ -118,12 +119,14 @@ static bool parse_bytes(const char *text, size_t *bytes) {
 }
 
 /* sp_options.buffer_limit_bytes, then $SCOPE_PROFILER_BUFFER_LIMIT, then
- * 256 MiB. */
-static size_t resolve_buffer_limit(size_t asked) {
+ * 256 MiB for a trace written to a file (it flushes beside it) and no limit
+ * for results kept in memory (nowhere to flush: a default bound would drop
+ * calls the program asked to keep). */
+static size_t resolve_buffer_limit(size_t asked, bool write_file) {
     if (asked != SP_BUFFER_LIMIT_DEFAULT) return asked;
     const char *value = env_text("SCOPE_PROFILER_BUFFER_LIMIT");
     size_t bytes;
-    if (!value) return DEFAULT_BUFFER_LIMIT;
+    if (!value) return write_file ? DEFAULT_BUFFER_LIMIT : 0;
     if (parse_bytes(value, &bytes)) return bytes;
     spi_diag("SCOPE_PROFILER_BUFFER_LIMIT=%s is not a size in bytes (e.g. 256M, 1G, 0 for no "
              "limit); using 256 MiB", value);
@@ -159,6 +162,39 @@ static void release_config(void) {
 }
 
 static void finalize_inside_mpi_finalize(void) { sp_finalize(); }
+
+/* "[rank N]" on the diagnostics of ranks > 0: the job's rank, or, while
+ * the process is alone, the launcher's (a setup before MPI_Init). */
+static void label_diagnostics(void) {
+    int rank = (int)spi_job_rank(), size = (int)spi_job_size();
+    if (size == 1 && !spi_launcher_rank(&rank, &size)) rank = 0;
+    spi_diag_set_rank(size > 1 ? rank : 0);
+}
+
+/* Finalize of a process that is not (or no longer) in an MPI job: a setup
+ * before MPI_Init joins MPI_COMM_WORLD now if MPI still runs. When it
+ * cannot, and the launcher started several processes, each writes its own
+ * file named with its rank (never several processes one path), saying so.
+ * SP_OK or an error from joining (err filled). */
+static int settle_job(spi_error *err) {
+    const char *why_alone = NULL;
+    int status = spi_job_join_late(&why_alone, err);
+    label_diagnostics();
+    int rank, size;
+    /* also after a failed join: alone, whatever the reason */
+    if (spi_job_size() > 1 || !config.write_file || config.path_per_process ||
+        !spi_launcher_rank(&rank, &size) || size < 2)
+        return status;
+    char *own = spi_output_path_for_rank(config.file_path, rank);
+    if (!own) return status != SP_OK ? status : spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+    spi_diag("this process is rank %d of %d launched together, but the profile is not an MPI "
+             "job's (%s): it writes %s for this rank alone (set up after MPI_Init and finalize "
+             "before MPI_Finalize for one file of the whole job)",
+             rank, size, why_alone ? why_alone : "sp_setup ran without MPI", own);
+    spi_free(config.file_path);
+    config.file_path = own;
+    return status;
+}
 
 /* fork(): a child does not continue the parent's session. It records
  * nothing and writes nothing (never the parent's output path) unless it
@@ -250,6 +286,8 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     }
     /* The path needs the job's rank: resolved once the job is joined. */
     config.file_path = spi_output_path(options->file_path, spi_job_rank(), spi_job_size());
+    config.path_per_process = spi_output_path_per_process(options->file_path);
+    label_diagnostics();
     if (!config.file_path) {
         spi_job_stop();
         release_config();
@@ -273,7 +311,8 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     /* Counters before the recorder: threads attach their counters as soon
      * as recording starts. */
     status = spi_counters_configure(options);
-    spi_recording recording = {.buffer_limit_bytes = resolve_buffer_limit(options->buffer_limit_bytes),
+    spi_recording recording = {.buffer_limit_bytes = resolve_buffer_limit(options->buffer_limit_bytes,
+                                                                         config.write_file),
                                .spill_label = config.file_path,
                                .aggregate = config.aggregate, .tsc = config.tsc,
                                .hooks = spi_counters_hooks()};
@@ -307,10 +346,33 @@ SP_API int sp_setup(const char *file_path) {
 
 SP_API int sp_is_active(void) { return config.active ? 1 : 0; }
 
-static void print_report(const spi_job_totals *totals, const spi_run_report *report,
-                         int64_t write_ns, const spi_error *err, uint64_t flushed_bytes,
-                         uint64_t flushes) {
-    if (config.quiet || spi_job_rank() != 0) return;
+/* "; 3 calls still open at finalize dropped (a, b); 2 calls NOT recorded
+ * ..." for one rank's (or the job's summed) problems. */
+static void print_problems(const spi_rank_report *r, bool names) {
+    if (r->open_calls)
+        printf("; %llu call%s still open at finalize dropped%s%s%s",
+               (unsigned long long)r->open_calls, r->open_calls == 1 ? "" : "s",
+               names && r->open_regions[0] ? " (" : "", names ? r->open_regions : "",
+               names && r->open_regions[0] ? ")" : "");
+    if (r->bad_ends)
+        printf("; %llu end%s without a matching begin", (unsigned long long)r->bad_ends,
+               r->bad_ends == 1 ? "" : "s");
+    if (r->flushes)
+        printf("; flushed %.1f MiB of calls to disk in %llu write%s", r->flushed_bytes / 1048576.0,
+               (unsigned long long)r->flushes, r->flushes == 1 ? "" : "s");
+    if (r->dropped_events)
+        printf("; %llu call%s NOT recorded (buffer limit or memory)",
+               (unsigned long long)r->dropped_events, r->dropped_events == 1 ? "" : "s");
+}
+
+#define REPORTED_RANKS 8
+
+/* Rank 0's report for the whole job: the file, the totals, what went
+ * wrong summed over ranks, then which ranks it was (the first few). */
+static void print_report(const spi_job_totals *totals, int recording_threads,
+                         const spi_rank_report *ranks, size_t rank_count, int64_t write_ns,
+                         const spi_error *err) {
+    if (config.quiet || spi_job_rank() != 0 || !ranks) return;
     char where[1100];
     if (!config.write_file)
         snprintf(where, sizeof where, "kept the results in memory (file output off)");
@@ -323,18 +385,35 @@ static void print_report(const spi_job_totals *totals, const spi_run_report *rep
            "(rank 0: %d recording thread%s)",
            where, totals->regions, totals->regions == 1 ? "" : "s",
            (unsigned long long)totals->events, totals->events == 1 ? "" : "s", totals->ranks,
-           totals->ranks == 1 ? "" : "s", report->recording_threads,
-           report->recording_threads == 1 ? "" : "s");
-    if (report->open_calls)
-        printf("; %llu call%s still open at finalize dropped",
-               (unsigned long long)report->open_calls, report->open_calls == 1 ? "" : "s");
-    if (flushes)
-        printf("; rank 0 flushed %.1f MiB of calls to disk in %llu write%s", flushed_bytes / 1048576.0,
-               (unsigned long long)flushes, flushes == 1 ? "" : "s");
-    if (report->dropped_events)
-        printf("; %llu call%s NOT recorded (buffer limit or memory)",
-               (unsigned long long)report->dropped_events, report->dropped_events == 1 ? "" : "s");
+           totals->ranks == 1 ? "" : "s", recording_threads, recording_threads == 1 ? "" : "s");
+    spi_rank_report sum = {0};
+    size_t troubled = 0;
+    for (size_t i = 0; i < rank_count; i++) {
+        sum.open_calls += ranks[i].open_calls;
+        sum.bad_ends += ranks[i].bad_ends;
+        sum.flushed_bytes += ranks[i].flushed_bytes;
+        sum.flushes += ranks[i].flushes;
+        sum.dropped_events += ranks[i].dropped_events;
+        troubled += ranks[i].open_calls || ranks[i].bad_ends || ranks[i].dropped_events ||
+                    ranks[i].flushes;
+    }
+    if (rank_count == 1) snprintf(sum.open_regions, sizeof sum.open_regions, "%s", ranks[0].open_regions);
+    print_problems(&sum, rank_count == 1);
     printf(".\n");
+    /* with several ranks: who */
+    size_t shown = 0;
+    for (size_t i = 0; rank_count > 1 && i < rank_count && shown < REPORTED_RANKS; i++) {
+        const spi_rank_report *r = &ranks[i];
+        if (!(r->open_calls || r->bad_ends || r->dropped_events || r->flushes)) continue;
+        printf("scope-profiler:   rank %zu: %llu call%s", i, (unsigned long long)r->calls,
+               r->calls == 1 ? "" : "s");
+        print_problems(r, true);
+        printf("\n");
+        shown++;
+    }
+    if (troubled > shown && rank_count > 1)
+        printf("scope-profiler:   ... and %zu more rank%s\n", troubled - shown,
+               troubled - shown == 1 ? "" : "s");
     fflush(stdout);
 }
 
@@ -392,8 +471,10 @@ static int finalize_session(sp_results **results) {
 
     spi_error err;
     spi_error_clear(&err);
+    int joined = settle_job(&err);
+    if (joined != SP_OK) spi_diag("%s", err.message);
     spi_profile profile = {0};
-    spi_run_report report;
+    spi_run_report report = {0};
     uint32_t rank = spi_job_rank();
     int status = converted != SP_OK ? converted : spi_run_collect(&session, rank, &profile, &report);
     /* Counter totals live in the threads' state: collect before release. */
@@ -432,7 +513,20 @@ static int finalize_session(sp_results **results) {
     if (status == SP_OK && report.dropped_events) status = SP_ERR_BUFFER_LIMIT;
     else if (status == SP_OK && report.open_calls) status = SP_ERR_OPEN_AT_FINALIZE;
     err.status = status;
-    print_report(&totals, &report, write_ns, &err, flushed_bytes, flushes);
+    /* every rank's report to rank 0 (collective, whatever happened) */
+    spi_rank_report mine = {.calls = spi_profile_call_count(&profile),
+                            .open_calls = report.open_calls,
+                            .dropped_events = report.dropped_events,
+                            .bad_ends = spi_recorder_bad_ends(),
+                            .flushed_bytes = flushed_bytes, .flushes = flushes};
+    snprintf(mine.open_regions, sizeof mine.open_regions, "%s", report.open_regions);
+    spi_rank_report *ranks = NULL;
+    spi_error gather_err;
+    spi_error_clear(&gather_err);
+    if (spi_job_gather_reports(&mine, &ranks, &gather_err) != SP_OK)
+        spi_diag("%s", gather_err.message);
+    print_report(&totals, report.recording_threads, ranks, spi_job_size(), write_ns, &err);
+    spi_free(ranks);
     print_summary(&profile, &totals, written_ok(status));
 
     /* a streamed trace's calls are in the file only: the results read it */

@@ -33,6 +33,7 @@ void spi_profile_free(spi_profile *profile) {
     spi_meta_free(&profile->metadata);
     for (size_t i = 0; i < profile->name_count; i++) spi_free(profile->names[i]);
     spi_free(profile->names);
+    spi_free(profile->name_slots);
     for (size_t i = 0; i < profile->row_count; i++) spi_row_free(&profile->rows[i]);
     spi_free(profile->rows);
     for (size_t i = 0; i < profile->thread_count; i++) spi_free(profile->threads[i].name);

@@ -151,6 +151,11 @@ typedef struct spi_profile {
     spi_meta metadata;
     char **names;             /* region table, region id = index */
     size_t name_count;
+    /* spi_profile_intern_name's lookup: open addressing over id + 1 (0 =
+     * empty), and the names array's capacity. Built only by interning. */
+    uint32_t *name_slots;
+    size_t name_slot_count;
+    size_t name_capacity;
     spi_row *rows;            /* rank by rank, in write order */
     size_t row_count;
     spi_thread_row *threads;
@@ -206,7 +211,10 @@ void spi_likwid_records_free(spi_profile *profile);
 /* ---- building a profile (profile_build.c) ---------------------------------- */
 
 /* Append a region name unless present; its id in *id. For builders
- * of the region table from per-rank data (schema 1, traces). */
+ * of the region table from per-rank data (schema 1, traces). A hash table
+ * kept in the profile makes n names cost O(n) expected, not O(n^2) (a
+ * hostile trace can hold 10^5 regions). Names must not be changed between
+ * calls. */
 int spi_profile_intern_name(spi_profile *profile, const char *name, uint32_t *id);
 
 /* Append a zeroed row (exclusive_total and source_line -1); NULL when out

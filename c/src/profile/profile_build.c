@@ -12,24 +12,57 @@
 
 #include "util/alloc.h"
 
-int spi_profile_intern_name(spi_profile *profile, const char *name, uint32_t *id) {
+static uint64_t name_hash(const char *name) {
+    uint64_t h = 1469598103934665603u; /* FNV-1a */
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+        h ^= *p;
+        h *= 1099511628211u;
+    }
+    return h;
+}
+
+/* Rebuild the slots at twice the names' count (load <= 1/2). */
+static int grow_slots(spi_profile *profile) {
+    size_t count = 16;
+    while (count < 2 * (profile->name_count + 1)) count *= 2;
+    uint32_t *slots = spi_calloc(count, sizeof *slots);
+    if (!slots) return SP_ERR_OUT_OF_MEMORY;
     for (size_t i = 0; i < profile->name_count; i++) {
-        if (strcmp(profile->names[i], name) == 0) {
-            *id = (uint32_t)i;
+        size_t k = (size_t)name_hash(profile->names[i]) & (count - 1);
+        while (slots[k]) k = (k + 1) & (count - 1);
+        slots[k] = (uint32_t)i + 1;
+    }
+    spi_free(profile->name_slots);
+    profile->name_slots = slots;
+    profile->name_slot_count = count;
+    return SP_OK;
+}
+
+int spi_profile_intern_name(spi_profile *profile, const char *name, uint32_t *id) {
+    if ((profile->name_count + 1) * 2 > profile->name_slot_count && grow_slots(profile) != SP_OK)
+        return SP_ERR_OUT_OF_MEMORY;
+    size_t mask = profile->name_slot_count - 1;
+    size_t k = (size_t)name_hash(name) & mask;
+    for (; profile->name_slots[k]; k = (k + 1) & mask) {
+        uint32_t at = profile->name_slots[k] - 1;
+        if (strcmp(profile->names[at], name) == 0) {
+            *id = at;
             return SP_OK;
         }
     }
-    if (profile->name_count >= UINT32_MAX) return SP_ERR_CORRUPT;
-    char *copy = spi_strdup(name);
-    char **grown = copy ? spi_reallocarray(profile->names, profile->name_count + 1,
-                                           sizeof *grown)
-                        : NULL;
-    if (!grown) {
-        spi_free(copy);
-        return SP_ERR_OUT_OF_MEMORY;
+    if (profile->name_count >= UINT32_MAX - 1) return SP_ERR_CORRUPT;
+    /* >=: a names array built by someone else has no recorded capacity. */
+    if (profile->name_count >= profile->name_capacity) {
+        size_t capacity = profile->name_count ? profile->name_count * 2 : 16;
+        char **grown = spi_reallocarray(profile->names, capacity, sizeof *grown);
+        if (!grown) return SP_ERR_OUT_OF_MEMORY;
+        profile->names = grown;
+        profile->name_capacity = capacity;
     }
-    profile->names = grown;
+    char *copy = spi_strdup(name);
+    if (!copy) return SP_ERR_OUT_OF_MEMORY;
     profile->names[profile->name_count] = copy;
+    profile->name_slots[k] = (uint32_t)profile->name_count + 1;
     *id = (uint32_t)profile->name_count++;
     return SP_OK;
 }

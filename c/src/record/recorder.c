@@ -295,7 +295,7 @@ static int add_chunk(spi_thread *t) {
 
 /* Remember a parent too far back for the 32-bit gap (rare: a call that
  * encloses more than 4e9 calls on its thread). */
-static uint32_t far_parent(spi_thread *t, int64_t sequence, int64_t parent_sequence) {
+static __attribute__((noinline, cold)) uint32_t far_parent(spi_thread *t, int64_t sequence, int64_t parent_sequence) {
     if (t->far_parent_count == t->far_parent_capacity) {
         size_t capacity = t->far_parent_capacity ? t->far_parent_capacity * 2 : 16;
         spi_far_parent *grown = spi_reallocarray(t->far_parents, capacity, sizeof *grown);
@@ -387,12 +387,25 @@ static inline int64_t recording_clock(const spi_thread *t) {
     return t->tsc ? spi_clock_ticks() : spi_clock_now_ns();
 }
 
-static inline int push_call(spi_thread *t, int region) {
+/* The cold parts of push_call and pop_call, out of line so the trace hot
+ * path keeps few registers and no stack frame of its own. */
+static __attribute__((noinline, cold)) int32_t begin_on_path(spi_thread *t, int region) {
+    return path_of(t, t->depth ? t->stack[t->depth - 1].node : -1, region);
+}
+
+/* TSC: the anchor due at this begin (a thread that records keeps its map
+ * exact), then the begin's own tick. */
+static __attribute__((noinline, cold)) int64_t anchored_ticks(spi_thread *t) {
+    take_anchor(t);
+    return spi_clock_ticks();
+}
+
+static __attribute__((always_inline)) inline int push_call(spi_thread *t, int region) {
     if (__builtin_expect(t->depth == t->stack_capacity, 0) && grow_stack(t) != SP_OK)
         return SP_ERR_OUT_OF_MEMORY;
     int32_t node = -1;
-    if (t->aggregate) {
-        node = path_of(t, t->depth ? t->stack[t->depth - 1].node : -1, region);
+    if (__builtin_expect(t->aggregate, 0)) {
+        node = begin_on_path(t, region);
         if (__builtin_expect(node < 0, 0)) return SP_ERR_OUT_OF_MEMORY;
     }
     spi_frame *frame = &t->stack[t->depth++];
@@ -406,10 +419,7 @@ static inline int push_call(spi_thread *t, int region) {
     /* last: closest to the user's code */
     if (t->tsc) {
         int64_t ticks = spi_clock_ticks();
-        if (__builtin_expect(ticks >= t->next_anchor, 0)) {
-            take_anchor(t); /* a thread that records keeps its map exact */
-            ticks = spi_clock_ticks();
-        }
+        if (__builtin_expect(ticks >= t->next_anchor, 0)) ticks = anchored_ticks(t);
         frame->start_ns = ticks;
     } else {
         frame->start_ns = spi_clock_now_ns();
@@ -464,33 +474,45 @@ static int report_bad_end(const spi_thread *t, int region) {
     return SP_ERR_UNMATCHED_END;
 }
 
-static inline int pop_call(spi_thread *t, int region, int64_t now_ns) {
+/* Aggregate mode's end: the call into its path's accumulator. */
+static __attribute__((noinline)) void end_on_path(spi_thread *t, const spi_frame *frame,
+                                                  int64_t now_ns) {
+    int64_t d = now_ns - frame->start_ns;
+    spi_path_node *n = &t->nodes[frame->node];
+    n->count++;
+    n->total_ns += d;
+    n->exclusive_ns += d - frame->child_ns;
+    n->min_ns = d < n->min_ns ? d : n->min_ns;
+    n->max_ns = d > n->max_ns ? d : n->max_ns;
+    n->sum_squares += (spi_u128)(uint64_t)d * (uint64_t)d;
+    /* ends come in time order on a thread; starts do not (recursion) */
+    n->start_min_ns = frame->start_ns < n->start_min_ns ? frame->start_ns : n->start_min_ns;
+    n->end_max_ns = now_ns;
+    if (t->depth) t->stack[t->depth - 1].child_ns += d;
+}
+
+/* A full chunk: a new one (or flushed and reused); the call is dropped and
+ * counted when none can be had. */
+static __attribute__((noinline, cold)) int next_chunk(spi_thread *t) {
+    int status = add_chunk(t);
+    if (status != SP_OK) t->dropped_events++;
+    return status;
+}
+
+static __attribute__((always_inline)) inline int pop_call(spi_thread *t, int region,
+                                                          int64_t now_ns) {
     if (__builtin_expect(t->depth == 0 || t->stack[t->depth - 1].region != region, 0))
         return report_bad_end(t, region);
     const spi_frame *frame = &t->stack[--t->depth];
     /* hooks (counters): after the match check, so their stack pops in step */
     if (__builtin_expect(t->hook_state != NULL, 0)) t->hooks->end(t->hook_state, region);
-    if (t->aggregate) {
-        int64_t d = now_ns - frame->start_ns;
-        spi_path_node *n = &t->nodes[frame->node];
-        n->count++;
-        n->total_ns += d;
-        n->exclusive_ns += d - frame->child_ns;
-        n->min_ns = d < n->min_ns ? d : n->min_ns;
-        n->max_ns = d > n->max_ns ? d : n->max_ns;
-        n->sum_squares += (spi_u128)(uint64_t)d * (uint64_t)d;
-        /* ends come in time order on a thread; starts do not (recursion) */
-        n->start_min_ns = frame->start_ns < n->start_min_ns ? frame->start_ns : n->start_min_ns;
-        n->end_max_ns = now_ns;
-        if (t->depth) t->stack[t->depth - 1].child_ns += d;
+    if (__builtin_expect(t->aggregate, 0)) {
+        end_on_path(t, frame, now_ns);
         return SP_OK;
     }
     if (__builtin_expect(t->cursor == t->chunk_end, 0)) {
-        int status = add_chunk(t);
-        if (status != SP_OK) {
-            t->dropped_events++;
-            return status;
-        }
+        int status = next_chunk(t);
+        if (status != SP_OK) return status;
     }
     spi_event *event = t->cursor++;
     event->start_ns = frame->start_ns;
@@ -502,8 +524,9 @@ static inline int pop_call(spi_thread *t, int region, int64_t now_ns) {
     } else {
         int64_t parent = t->stack[t->depth - 1].sequence;
         int64_t gap = frame->sequence - parent;
-        event->parent_gap = gap < (int64_t)SPI_GAP_FAR ? (uint32_t)gap
-                                                       : far_parent(t, frame->sequence, parent);
+        event->parent_gap = __builtin_expect(gap < (int64_t)SPI_GAP_FAR, 1)
+                                ? (uint32_t)gap
+                                : far_parent(t, frame->sequence, parent);
     }
     return SP_OK;
 }
@@ -667,10 +690,18 @@ SP_API int sp_region_end_n(const char *name, size_t name_len) {
     return finish(status);
 }
 
+/* Whether a handle was issued: against the count this thread last saw,
+ * refreshed from the registry only for a handle past it (a region
+ * registered since, or a bad handle). */
+static __attribute__((noinline, cold)) bool handle_issued(spi_thread *t, int region) {
+    t->known_regions = (uint32_t)spi_registry_count();
+    return (unsigned)region < t->known_regions;
+}
+
 SP_API void sp_begin(int region) {
     spi_thread *t = current_thread();
     if (!t) return;
-    if (__builtin_expect((unsigned)region >= (unsigned)spi_registry_count(), 0)) {
+    if (__builtin_expect((unsigned)region >= t->known_regions, 0) && !handle_issued(t, region)) {
         spi_status_remember(report_invalid_handle(region));
         return;
     }
@@ -815,6 +846,8 @@ bool spi_session_spilled(const spi_session *stopped) {
 }
 
 size_t spi_recorder_buffer_bytes(void) { return atomic_load(&buffer_bytes); }
+
+uint64_t spi_recorder_bad_ends(void) { return atomic_load(&unmatched_reports); }
 
 /* ---- fork ------------------------------------------------------------------- */
 

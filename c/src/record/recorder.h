@@ -47,12 +47,14 @@ typedef struct spi_event {
 #define SPI_EVENT_REGION(e) ((e)->region & ~SPI_EVENT_IN_PARALLEL)
 #define SPI_RECENT_NAMES 64 /* power of two */
 /* Event chunks: a thread's first is 64 KiB (a thread that records little
- * costs little), every later one 1 MiB with its pages populated when it is
- * mapped, so the hot path writes into backed memory: measured here, a
- * first write per 4 KiB page costs about 40 ns per event spread over the
- * page, populating 1 MiB at once about 9 ns per event (bench/overhead). */
+ * costs little), every later one 2 MiB, one transparent huge page where
+ * the kernel grants it, populated when it is mapped, so the hot path
+ * writes into backed memory: measured here, a first write per 4 KiB page
+ * costs about 40 ns per event spread over the page, populating 1 MiB of
+ * 4 KiB pages at once about 9 ns per event (bench/overhead), a huge page
+ * one fault per 65536 events. */
 #define SPI_FIRST_CHUNK_BYTES ((size_t)64 << 10)
-#define SPI_CHUNK_BYTES ((size_t)1 << 20)
+#define SPI_CHUNK_BYTES ((size_t)2 << 20)
 
 typedef struct spi_chunk {
     struct spi_chunk *next;
@@ -117,6 +119,8 @@ typedef struct spi_thread {
                                      calls note whether they began inside a
                                      parallel region (record/openmp.h) */
     int64_t next_anchor;     /* TSC: take an anchor at a begin from here on */
+    uint32_t known_regions;  /* handles below this were issued (a cache of
+                                the registry's count) */
     spi_frame *stack;
     size_t depth;
     size_t stack_capacity;
@@ -269,6 +273,10 @@ void spi_recorder_fork_child(void);
 /* Whether any thread of a stopped session wrote chunks to its spill file
  * (finalize then streams: run_stream.c). */
 bool spi_session_spilled(const spi_session *session);
+
+/* Ends that matched no open call (or a handle never issued) in the last
+ * session, whether their message was printed or suppressed. */
+uint64_t spi_recorder_bad_ends(void);
 
 /* Total bytes of event chunks allocated in the current session. */
 size_t spi_recorder_buffer_bytes(void);

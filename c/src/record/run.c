@@ -19,6 +19,7 @@
  */
 #include "record/run.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -170,6 +171,10 @@ void spi_run_report_open_calls(const spi_session *session, spi_run_report *repor
                      "that call is dropped, its completed calls inside are kept",
                      name ? name->text : "?", t->index, t->name);
             report->open_calls++;
+            size_t used = strlen(report->open_regions);
+            if (used + 8 < sizeof report->open_regions)
+                snprintf(report->open_regions + used, sizeof report->open_regions - used, "%s%s",
+                         used ? ", " : "", name ? name->text : "?");
         }
         report->dropped_events += t->dropped_events;
     }

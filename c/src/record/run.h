@@ -17,6 +17,7 @@ typedef struct spi_run_report {
     uint64_t open_calls;      /* still open at finalize, dropped */
     uint64_t dropped_events;  /* lost to the buffer limit or memory */
     int recording_threads;    /* threads with at least one call */
+    char open_regions[80];    /* the first open regions' names, ", "-separated */
 } spi_run_report;
 
 /* Fill `profile` (zeroed by the caller) with rank `rank` of the session.

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Large blocks (whole event columns of a read) ask for transparent huge
  * pages: on kernels in "madvise" mode this replaces one page fault per
@@ -63,7 +64,36 @@ char *spi_strdup(const char *text) {
     return spi_strndup(text, strlen(text));
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
+
+/* A block of whole 2 MiB huge pages where the kernel grants them
+ * (transparent huge pages, "madvise" or "always"): one fault per 2 MiB
+ * instead of 512, and one TLB entry. Mapped with room to align, trimmed,
+ * marked, then populated with the huge pages; a kernel without
+ * MADV_POPULATE_WRITE gets every page touched. NULL on failure. */
+static void *map_huge(size_t size_bytes) {
+    size_t span = size_bytes + HUGE_PAGE_BYTES;
+    char *raw = mmap(NULL, span, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw == MAP_FAILED) return NULL;
+    char *block = (char *)(((uintptr_t)raw + HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1));
+    if (block > raw) munmap(raw, (size_t)(block - raw));
+    size_t tail = (size_t)(raw + span - (block + size_bytes));
+    if (tail) munmap(block + size_bytes, tail);
+    (void)madvise(block, size_bytes, MADV_HUGEPAGE);
+    if (madvise(block, size_bytes, MADV_POPULATE_WRITE) != 0) {
+        long page = sysconf(_SC_PAGESIZE);
+        for (size_t at = 0; at < size_bytes; at += (size_t)(page > 0 ? page : 4096))
+            ((volatile char *)block)[at] = 0;
+    }
+    return block;
+}
+
 void *spi_map_populated(size_t size_bytes) {
+    if (size_bytes >= HUGE_PAGE_BYTES && size_bytes % HUGE_PAGE_BYTES == 0)
+        return map_huge(size_bytes);
     void *block = mmap(NULL, size_bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     return block == MAP_FAILED ? NULL : block;

@@ -75,6 +75,9 @@ SP_API const char *sp_last_error_message(void) { return last_message; }
 
 void spi_diag_set_quiet(bool quiet) { atomic_store(&quiet_flag, quiet); }
 
+static atomic_int diag_rank = -1;
+void spi_diag_set_rank(int rank) { atomic_store(&diag_rank, rank); }
+
 bool spi_diag_is_quiet(void) { return atomic_load(&quiet_flag); }
 
 void spi_diag(const char *format, ...) {
@@ -84,5 +87,7 @@ void spi_diag(const char *format, ...) {
     va_end(args);
     if (thread_silenced || atomic_load_explicit(&quiet_flag, memory_order_relaxed)) return;
     /* One fprintf per line so lines of concurrent threads do not interleave. */
-    fprintf(stderr, "scope-profiler: %s\n", last_message);
+    int rank = atomic_load_explicit(&diag_rank, memory_order_relaxed);
+    if (rank > 0) fprintf(stderr, "scope-profiler: [rank %d] %s\n", rank, last_message);
+    else fprintf(stderr, "scope-profiler: %s\n", last_message);
 }
