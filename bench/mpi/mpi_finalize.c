@@ -5,16 +5,20 @@
  *
  * Every rank records CALLS_PER_RANK calls (a root region with nested
  * leaves, like a time-stepping loop), then all ranks time sp_finalize
- * (collective: gather, rank 0 writes ONE file). Rank 0 prints one line:
- *   ranks, calls per rank, total calls, finalize seconds (slowest rank),
- *   rank 0 peak RSS (MiB) and rank 0 RSS growth during finalize (MiB).
- * run.sh compares 4 ranks x 1M calls with 1 rank x 4M calls in one run:
- * the same file, but rank 0 must not hold the other ranks' events.
+ * (collective: ONE file for the job, through the rank-0 funnel or, in a
+ * parallel-HDF5 build, every rank writing its part; SCOPE_PROFILER_MPI_WRITER
+ * =funnel forces the funnel). Rank 0 prints one line:
+ *   writer, ranks, calls per rank, total calls, finalize seconds (slowest
+ *   rank), rank 0 peak RSS and its growth during finalize (MiB), the largest
+ *   peak RSS and growth of the other ranks (MiB), file bytes per call.
+ * run.sh runs np = 1, 2, 4, 8 with both writers at fixed calls per rank.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "scope_profiler.h"
 
@@ -58,11 +62,19 @@ int main(int argc, char **argv) {
     double elapsed = MPI_Wtime() - t0, slowest = 0;
     MPI_Reduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     double after_mib = peak_rss_mib();
-    if (rank == 0)
-        printf("ranks %d  calls/rank %lld  total %lld  finalize %.3f s  rank0 peak %.1f MiB  "
-               "rank0 growth in finalize %.1f MiB  status %s\n",
-               size, calls, calls * size, slowest, after_mib, after_mib - before_mib,
+    /* the other ranks' worst peak and growth (rank 0 sends zeros) */
+    double mine[2] = {rank ? after_mib : 0, rank ? after_mib - before_mib : 0}, others[2] = {0, 0};
+    MPI_Reduce(mine, others, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        const char *writer = getenv("SCOPE_PROFILER_MPI_WRITER");
+        struct stat st;
+        double bytes_per_call = stat(argv[2], &st) == 0 ? (double)st.st_size / (double)(calls * size) : 0;
+        printf("writer %-8s ranks %d  calls/rank %lld  finalize %.3f s  rank0 peak %.1f MiB "
+               "(+%.1f in finalize)  others peak %.1f MiB (+%.1f)  %.2f B/call  %s\n",
+               writer && strcmp(writer, "funnel") == 0 ? "funnel" : "default", size, calls,
+               slowest, after_mib, after_mib - before_mib, others[0], others[1], bytes_per_call,
                sp_status_name(status));
+    }
     MPI_Finalize();
     return status == SP_OK ? 0 : 1;
 }

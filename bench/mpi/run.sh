@@ -1,18 +1,33 @@
 #!/usr/bin/env bash
-# bench/mpi/run.sh BUILD_DIR: 4 ranks x 1M calls vs 1 rank x 4M calls, in
-# the same run, written to one file each. The goal: rank 0's memory does
-# not grow with the other ranks' events (it streams them in bounded chunks),
-# and the 4-rank finalize is not slower than writing the same events alone.
+# bench/mpi/run.sh BUILD_DIR [CALLS_PER_RANK] [REPEATS]: the collective
+# finalize at np = 1, 2, 4, 8 (oversubscribed on a small machine) with both
+# writers, at a fixed number of calls per rank (default 1,000,000), each
+# point REPEATS times (default 3; report the median). In a parallel-HDF5
+# build "default" is the collective writer and "funnel" is forced through
+# SCOPE_PROFILER_MPI_WRITER=funnel; in a serial-HDF5 build both lines are
+# the funnel. The goals (issue 15): with the collective writer, rank 0's
+# peak RSS does not grow with np, and at np 8 finalize is no slower than
+# the funnel. docs/SCALING.md turns these figures into a model.
 set -euo pipefail
-build="${1:?usage: bench/mpi/run.sh BUILD_DIR}"
+build="${1:?usage: bench/mpi/run.sh BUILD_DIR [CALLS_PER_RANK] [REPEATS]}"
+calls="${2:-1000000}"
+repeats="${3:-3}"
 exe="${build}/bench/mpi/sp_bench_mpi_finalize"
 [ -x "${exe}" ] || { echo "build ${exe} first (an MPI build)" >&2; exit 1; }
 work="$(mktemp -d)"
 trap 'rm -rf "${work}"' EXIT
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none
-echo "== 4 ranks x 1,000,000 calls"
-mpirun --oversubscribe -np 4 "${exe}" 1000000 "${work}/four.h5"
-echo "== 1 rank x 4,000,000 calls"
-mpirun --oversubscribe -np 1 "${exe}" 4000000 "${work}/one.h5"
-ls -l "${work}"/*.h5 | awk '{print "   ", $5, "bytes", $9}'
+echo "== ${calls} calls per rank, ${repeats} runs per point; $(nproc) cores; output on $(df -P "${work}" | awk 'NR==2{print $1}')"
+for np in 1 2 4 8; do
+  for writer in funnel default; do
+    for _ in $(seq "${repeats}"); do
+      rm -f "${work}/job.h5"
+      if [ "${writer}" = funnel ]; then
+        SCOPE_PROFILER_MPI_WRITER=funnel mpirun --oversubscribe -np "${np}" "${exe}" "${calls}" "${work}/job.h5"
+      else
+        env -u SCOPE_PROFILER_MPI_WRITER mpirun --oversubscribe -np "${np}" "${exe}" "${calls}" "${work}/job.h5"
+      fi
+    done
+  done
+done

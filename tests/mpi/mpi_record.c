@@ -10,9 +10,26 @@
  *     the profiler must write the file from inside MPI_Finalize.
  *   MODE "comm": like "regions" but sets up on a duplicate of
  *     MPI_COMM_WORLD through sp_setup_mpi.
+ *   MODE "bulk": rank r records (r + 1) * 70000 + 123 calls ("step" with
+ *     nine nested "leaf" calls each): enough for compressed event columns,
+ *     ranks of different sizes, and chunks shared by two ranks; then a
+ *     second thread records "worker" (r + 1) * 1000 times (thread ids and
+ *     a thread table in the file). A failed
+ *     sp_finalize is printed ("rank N: finalize failed: NAME") and the
+ *     program still calls MPI_Finalize and exits 3, so a test can see that
+ *     EVERY rank got the error and none hung.
+ *   MODE "nothing": no rank records anything (an empty job's file); failures
+ *     reported as in "bulk".
+ *   MODE "private": like "bulk", but every rank first moves into a folder
+ *     of its own ("rank<r>", created) and OUTPUT should be relative: the
+ *     ranks then do not share the output directory, as with node-local
+ *     storage on a multi-node job. The file must still hold every rank.
  */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "scope_profiler.h"
@@ -38,12 +55,43 @@ static void record(int rank, int size) {
     }
 }
 
+static void *worker(void *arg) {
+    int rank = *(const int *)arg;
+    for (int i = 0; i < (rank + 1) * 1000; i++) {
+        sp_region_begin("worker");
+        sp_region_end("worker");
+    }
+    return NULL;
+}
+
+static void record_bulk(int rank) {
+    long calls = (rank + 1) * 70000L + 123, done = 0;
+    while (done < calls) {
+        sp_region_begin("step");
+        done++;
+        for (int j = 0; j < 9 && done < calls; j++, done++) {
+            sp_region_begin("leaf");
+            sp_region_end("leaf");
+        }
+        sp_region_end("step");
+    }
+    /* after the main thread's calls, so the threads attach in one order */
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, worker, &rank) == 0) pthread_join(thread, NULL);
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) return 2;
     MPI_Init(&argc, &argv);
     int rank = 0, size = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (strcmp(argv[2], "private") == 0) {
+        char own[32];
+        snprintf(own, sizeof own, "rank%d", rank);
+        if ((mkdir(own, 0755) != 0 && access(own, F_OK) != 0) || chdir(own) != 0)
+            MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     sp_options options;
     sp_options_init(&options);
     options.file_path = argv[1];
@@ -60,7 +108,21 @@ int main(int argc, char **argv) {
         fprintf(stderr, "rank %d: setup failed: %s\n", rank, sp_error_string(status));
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
-    record(rank, size);
+    int bulk = strcmp(argv[2], "bulk") == 0 || strcmp(argv[2], "private") == 0;
+    int nothing = strcmp(argv[2], "nothing") == 0;
+    if (bulk) record_bulk(rank);
+    else if (!nothing) record(rank, size);
+    bulk = bulk || nothing;
+    if (bulk) {
+        status = sp_finalize();
+        if (status != SP_OK) {
+            printf("rank %d: finalize failed: %s: %s\n", rank, sp_status_name(status),
+                   sp_last_error_message());
+            fflush(stdout);
+        }
+        MPI_Finalize();
+        return status == SP_OK ? 0 : 3;
+    }
     if (strcmp(argv[2], "forget") != 0) {
         status = sp_finalize();
         if (status != SP_OK) {

@@ -22,7 +22,6 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,12 +32,10 @@
 #include "util/alloc.h"
 #include "format/h5_call_paths.h"
 #include "format/h5_counter_groups.h"
+#include "format/h5_file_parts.h"
 #include "format/h5_util.h"
 #include "format/schema.h"
 
-#define SPI_COMPRESS_MIN_EVENTS 16384
-#define SPI_EVENT_CHUNK_ELEMENTS 65536
-#define SPI_DEFLATE_LEVEL 1
 #define SCRATCH_EVENTS 8192
 
 struct spi_writer {
@@ -51,17 +48,11 @@ struct spi_writer {
 
     /* index rows, buffered until publish */
     uint64_t rows_written;
-    uint32_t *region_ids;
-    uint32_t *ranks;
-    uint64_t *offsets;
-    uint64_t *counts;
-    int64_t *source_lines;
-    int64_t *exclusive_totals;
+    spi_index_rows index_rows;
     char **source_files;
     char **source_texts;
     char **tags;
     char **event_metadata;
-    spi_stats *stats;
     /* aggregate layout: [SPI_IDX_AGGREGATE_COUNTS .. _EXCLUSIVES] per row */
     int64_t *aggregates[SPI_IDX_AGGREGATE_EXCLUSIVES - SPI_IDX_AGGREGATE_COUNTS + 1];
 
@@ -76,18 +67,9 @@ struct spi_writer {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* An HDF5 call failed. When the system refused the write (a full disk, a
- * quota, an I/O error: HDF5's file driver leaves errno set), that is what
- * the user needs to read, as SP_ERR_OUTPUT; otherwise HDF5's own message. */
+/* An HDF5 call failed (spi_h5_fail says how the message is chosen). */
 static int h5_fail(spi_writer *w, spi_error *err, const char *what) {
-    int system_error = errno;
-    if (system_error == ENOSPC || system_error == EDQUOT || system_error == EIO ||
-        system_error == EFBIG || system_error == EROFS)
-        return spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot %s: %s", w->final_path, what,
-                             strerror(system_error));
-    char detail[512];
-    spi_h5_last_message(detail, sizeof detail);
-    return spi_error_set(err, SP_ERR_HDF5, "%s: cannot %s: %s", w->final_path, what, detail);
+    return spi_h5_fail(err, w->final_path, what);
 }
 
 /* Close the doomed temporary file for good. HDF5 flushes on close; when a
@@ -113,75 +95,16 @@ static void close_discarded(spi_writer *w) {
     w->file = -1;
 }
 
+static int write_event_slice(hid_t dset, uint64_t offset, const int64_t *values, size_t count) {
+    return spi_h5_write_slice(dset, H5T_NATIVE_INT64, offset, values, count, H5P_DEFAULT);
+}
+
 static int oom(spi_writer *w, spi_error *err) {
     return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "%s: out of memory while writing",
                          w ? w->final_path : "profile");
 }
 
-/* Write a whole 1-D dataset of `count` elements in one call. */
-static int write_column(hid_t parent, const spi_column *column, const void *data,
-                        uint64_t count) {
-    hsize_t dims[1] = {count};
-    hid_t space = H5Screate_simple(1, dims, NULL);
-    hid_t file_type = spi_elem_file_type(column->elem);
-    hid_t memory_type = spi_elem_memory_type(column->elem);
-    hid_t dset = -1;
-    int ok = space >= 0 && file_type >= 0 && memory_type >= 0;
-    if (ok) dset = H5Dcreate2(parent, column->name, file_type, space, H5P_DEFAULT,
-                              H5P_DEFAULT, H5P_DEFAULT);
-    ok = ok && dset >= 0;
-    /* Strings are typed UTF-8: ill-formed bytes are stored as U+FFFD. */
-    const void *stored = data;
-    if (ok && count && column->elem == SPI_ELEM_STR)
-        ok = (stored = spi_h5_utf8_strings(data, (size_t)count)) != NULL;
-    if (ok && count) ok = H5Dwrite(dset, memory_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, stored) >= 0;
-    if (column->elem == SPI_ELEM_STR && stored != data)
-        spi_h5_utf8_release((const char **)stored, data, (size_t)count);
-    if (dset >= 0) H5Dclose(dset);
-    spi_elem_type_release(column->elem, file_type);
-    spi_elem_type_release(column->elem, memory_type);
-    if (space >= 0) H5Sclose(space);
-    return ok ? SP_OK : SP_ERR_HDF5;
-}
-
-/* Create a fixed-size event column; large ones chunked and compressed. */
-static hid_t create_event_column(hid_t events, const spi_column *column, uint64_t count) {
-    hsize_t dims[1] = {count};
-    hid_t space = H5Screate_simple(1, dims, NULL);
-    hid_t plist = H5Pcreate(H5P_DATASET_CREATE);
-    hid_t dset = -1;
-    if (space < 0 || plist < 0) goto out;
-    if (count >= SPI_COMPRESS_MIN_EVENTS && H5Zfilter_avail(H5Z_FILTER_DEFLATE) > 0) {
-        hsize_t chunk[1] = {count < SPI_EVENT_CHUNK_ELEMENTS ? count : SPI_EVENT_CHUNK_ELEMENTS};
-        if (H5Pset_chunk(plist, 1, chunk) < 0 || H5Pset_shuffle(plist) < 0 ||
-            H5Pset_deflate(plist, SPI_DEFLATE_LEVEL) < 0)
-            goto out;
-    }
-    dset = H5Dcreate2(events, column->name, spi_elem_file_type(column->elem), space,
-                      H5P_DEFAULT, plist, H5P_DEFAULT);
-out:
-    if (plist >= 0) H5Pclose(plist);
-    if (space >= 0) H5Sclose(space);
-    return dset;
-}
-
-static int write_event_slice(hid_t dset, uint64_t offset, const int64_t *values, size_t count) {
-    hsize_t start[1] = {offset}, length[1] = {count};
-    hid_t file_space = H5Dget_space(dset);
-    hid_t memory_space = H5Screate_simple(1, length, NULL);
-    int ok = file_space >= 0 && memory_space >= 0 &&
-             H5Sselect_hyperslab(file_space, H5S_SELECT_SET, start, NULL, length, NULL) >= 0 &&
-             H5Dwrite(dset, H5T_NATIVE_INT64, memory_space, file_space, H5P_DEFAULT, values) >= 0;
-    if (memory_space >= 0) H5Sclose(memory_space);
-    if (file_space >= 0) H5Sclose(file_space);
-    return ok ? SP_OK : SP_ERR_HDF5;
-}
-
 /* ---- create ------------------------------------------------------------- */
-
-/* The temporary sibling keeps at most this much of the final name, so that
- * ".<name>.XXXXXX.tmp" fits NAME_MAX (255) even for the longest legal name. */
-#define TEMP_NAME_KEEP (NAME_MAX - 12)
 
 int spi_output_path_check(const char *path, spi_error *err) {
     if (!path || !*path)
@@ -211,67 +134,8 @@ int spi_output_path_check(const char *path, spi_error *err) {
     return SP_OK;
 }
 
-/* A unique temporary sibling ".<name>.<random>.tmp" of path, created empty
- * with the permissions a plain fopen would give. */
-static char *create_temp_sibling(const char *path, spi_error *err) {
-    char *dir_copy = spi_strdup(path), *base_copy = spi_strdup(path);
-    char *temp = NULL;
-    if (!dir_copy || !base_copy) goto out;
-    const char *dir = dirname(dir_copy), *base = basename(base_copy);
-    size_t bytes = strlen(dir) + strlen(base) + 32;
-    temp = spi_malloc(bytes);
-    if (!temp) goto out;
-    snprintf(temp, bytes, "%s/.%.*s.XXXXXX.tmp", dir, TEMP_NAME_KEEP, base);
-    int fd = mkstemps(temp, 4);
-    if (fd < 0) {
-        spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot create the output file: %s", path,
-                      strerror(errno));
-        spi_free(temp);
-        temp = NULL;
-        goto out;
-    }
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0) { /* best effort: 0600 is still usable */ }
-    close(fd);
-out:
-    if (!temp && err && err->status == SP_OK) oom(NULL, err);
-    spi_free(dir_copy);
-    spi_free(base_copy);
-    return temp;
-}
-
-/* The temporary files of the writers in progress, for
- * sp_remove_partial_outputs: fixed buffers, so that a signal handler can
- * walk them without allocating. A writer past the last slot is simply not
- * listed (its temporary then stays when the process is killed). */
-#define PARTIAL_SLOTS 8
-static char partial_paths[PARTIAL_SLOTS][PATH_MAX];
-static atomic_int partial_used[PARTIAL_SLOTS];
-
-static int partial_register(const char *temp_path) {
-    if (strlen(temp_path) >= PATH_MAX) return -1;
-    for (int i = 0; i < PARTIAL_SLOTS; i++) {
-        int expected = 0;
-        if (!atomic_compare_exchange_strong(&partial_used[i], &expected, 2)) continue;
-        strcpy(partial_paths[i], temp_path);
-        atomic_store(&partial_used[i], 1); /* visible to a handler only now */
-        return i;
-    }
-    return -1;
-}
-
-static void partial_forget(int slot) {
-    if (slot >= 0) atomic_store(&partial_used[slot], 0);
-}
-
-SP_API void sp_remove_partial_outputs(void) {
-    for (int i = 0; i < PARTIAL_SLOTS; i++)
-        if (atomic_load(&partial_used[i]) == 1) unlink(partial_paths[i]);
-}
-
 static void free_writer(spi_writer *w) {
-    partial_forget(w->partial_slot);
+    spi_h5_partial_forget(w->partial_slot);
     /* the row being streamed owns its copies too (a write failed in it) */
     uint64_t rows = w->rows_written + (w->row_open ? 1 : 0);
     for (uint64_t i = 0; i < rows; i++) {
@@ -280,17 +144,11 @@ static void free_writer(spi_writer *w) {
         spi_free(w->tags[i]);
         spi_free(w->event_metadata[i]);
     }
-    spi_free(w->region_ids);
-    spi_free(w->ranks);
-    spi_free(w->offsets);
-    spi_free(w->counts);
-    spi_free(w->source_lines);
-    spi_free(w->exclusive_totals);
+    spi_index_rows_free(&w->index_rows);
     spi_free(w->source_files);
     spi_free(w->source_texts);
     spi_free(w->tags);
     spi_free(w->event_metadata);
-    spi_free(w->stats);
     for (size_t i = 0; i < sizeof w->aggregates / sizeof w->aggregates[0]; i++)
         spi_free(w->aggregates[i]);
     spi_free(w->scratch);
@@ -301,25 +159,18 @@ static void free_writer(spi_writer *w) {
 
 static int allocate_index(spi_writer *w) {
     size_t rows = (size_t)w->layout.row_count;
-    w->region_ids = spi_calloc(rows, sizeof *w->region_ids);
-    w->ranks = spi_calloc(rows, sizeof *w->ranks);
-    w->offsets = spi_calloc(rows, sizeof *w->offsets);
-    w->counts = spi_calloc(rows, sizeof *w->counts);
-    w->source_lines = spi_calloc(rows, sizeof *w->source_lines);
-    w->exclusive_totals = spi_calloc(rows, sizeof *w->exclusive_totals);
+    int indexed = spi_index_rows_alloc(&w->index_rows, rows);
     w->source_files = spi_calloc(rows, sizeof *w->source_files);
     w->source_texts = spi_calloc(rows, sizeof *w->source_texts);
     w->tags = spi_calloc(rows, sizeof *w->tags);
     w->event_metadata = spi_calloc(rows, sizeof *w->event_metadata);
-    w->stats = spi_calloc(rows, sizeof *w->stats);
     w->scratch = spi_calloc(SCRATCH_EVENTS, sizeof *w->scratch);
     for (size_t i = 0; w->layout.aggregate && i < sizeof w->aggregates / sizeof w->aggregates[0];
          i++)
         if (!(w->aggregates[i] = spi_calloc(rows ? rows : 1, sizeof(int64_t))))
             return SP_ERR_OUT_OF_MEMORY;
-    return w->region_ids && w->ranks && w->offsets && w->counts && w->source_lines &&
-                   w->exclusive_totals && w->source_files && w->source_texts && w->tags &&
-                   w->event_metadata && w->stats && w->scratch
+    return indexed == SP_OK && w->source_files && w->source_texts && w->tags &&
+                   w->event_metadata && w->scratch
                ? SP_OK
                : SP_ERR_OUT_OF_MEMORY;
 }
@@ -342,34 +193,29 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
         free_writer(w);
         return oom(NULL, err);
     }
-    w->temp_path = create_temp_sibling(path, err);
+    w->temp_path = spi_h5_temp_sibling(path, err);
     if (!w->temp_path) {
         free_writer(w);
         return err ? err->status : SP_ERR_OUTPUT;
     }
-    w->partial_slot = partial_register(w->temp_path);
+    w->partial_slot = spi_h5_partial_register(w->temp_path);
     spi_h5_silence(&w->silence);
     *writer = w;
 
     w->file = H5Fcreate(w->temp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0) return h5_fail(w, err, "create the HDF5 file");
-    int64_t schema = SPI_SCHEMA_VERSION;
-    if (spi_h5_write_attr_i64(w->file, SPI_ATTR_SCHEMA, schema) != SP_OK ||
-        spi_h5_write_attr_string(w->file, SPI_ATTR_STORAGE_LAYOUT,
-                                 layout->aggregate ? SPI_LAYOUT_AGGREGATE : SPI_LAYOUT_COLUMNAR) !=
-            SP_OK)
+    if (spi_h5_write_root_attributes(w->file, layout->aggregate) != SP_OK)
         return h5_fail(w, err, "write the root attributes");
 
     hid_t events = spi_h5_create_group(w->file, SPI_GROUP_EVENTS);
     if (events < 0) return h5_fail(w, err, "create the events group");
     /* Always the two schema-3 columns; optional ones only when declared. */
-    unsigned columns = layout->event_columns | SPI_EV_BIT(SPI_EV_START_DELTAS) |
-                       SPI_EV_BIT(SPI_EV_DURATIONS);
-    columns &= ~(SPI_EV_BIT(SPI_EV_START_TIMES) | SPI_EV_BIT(SPI_EV_END_TIMES));
+    unsigned columns = spi_h5_event_column_set(layout->event_columns);
     int status = SP_OK;
     for (int c = 0; c < SPI_EV_COUNT && status == SP_OK; c++) {
         if (!(columns & SPI_EV_BIT(c))) continue;
-        w->events[c] = create_event_column(events, &spi_event_columns[c], layout->event_count);
+        w->events[c] = spi_h5_create_event_column(events, &spi_event_columns[c],
+                                                 layout->event_count, H5P_DEFAULT);
         if (w->events[c] < 0) status = SP_ERR_HDF5;
     }
     H5Gclose(events);
@@ -380,60 +226,8 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
 /* ---- metadata, names, threads --------------------------------------------- */
 
 int spi_writer_write_metadata(spi_writer *w, const spi_meta *metadata, spi_error *err) {
-    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_METADATA);
-    if (group < 0) return h5_fail(w, err, "create the metadata group");
-    int status = SP_OK;
-    for (size_t i = 0; i < metadata->count && status == SP_OK; i++) {
-        const spi_meta_entry *e = &metadata->entries[i];
-        switch (e->kind) {
-        case SPI_META_STR: status = spi_h5_write_attr_string(group, e->key, e->str); break;
-        case SPI_META_I64: status = spi_h5_write_attr_i64(group, e->key, e->i64); break;
-        case SPI_META_F64: status = spi_h5_write_attr_f64(group, e->key, e->f64); break;
-        case SPI_META_BOOL: status = spi_h5_write_attr_bool(group, e->key, e->i64); break;
-        case SPI_META_STR_ARRAY:
-            status = spi_h5_write_attr_strings(group, e->key, e->items, e->item_count);
-            break;
-        }
-    }
-    H5Gclose(group);
-    return status == SP_OK ? SP_OK : h5_fail(w, err, "write the metadata");
-}
-
-static int compare_names(const void *a, const void *b) {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/* Names are the key of every reader (a name twice is refused), and two
- * names that differ only in invalid bytes are equal once repaired: then
- * each repaired name that is now someone else's gets "~<region id>".
- * false on allocation failure. */
-static bool unique_repaired(const char **stored, const char *const *names, size_t count) {
-    const char **sorted = spi_calloc(count, sizeof *sorted);
-    bool *taken = spi_calloc(count, sizeof *taken);
-    bool ok = sorted && taken;
-    if (ok) {
-        memcpy(sorted, stored, count * sizeof *sorted);
-        qsort(sorted, count, sizeof *sorted, compare_names);
-    }
-    for (size_t i = 0; ok && i < count; i++) {
-        if (!names[i] || stored[i] == names[i]) continue;
-        const char **at = bsearch(&stored[i], sorted, count, sizeof *sorted, compare_names);
-        size_t k = (size_t)(at - sorted);
-        taken[i] = (k > 0 && strcmp(sorted[k - 1], stored[i]) == 0) ||
-                   (k + 1 < count && strcmp(sorted[k + 1], stored[i]) == 0);
-    }
-    for (size_t i = 0; ok && i < count; i++) {
-        if (!taken[i]) continue;
-        size_t len = strlen(stored[i]) + 24;
-        char *unique = spi_malloc(len);
-        if (!(ok = unique != NULL)) break;
-        snprintf(unique, len, "%s~%zu", stored[i], i);
-        spi_free((char *)stored[i]);
-        stored[i] = unique;
-    }
-    spi_free(sorted);
-    spi_free(taken);
-    return ok;
+    return spi_h5_write_metadata(w->file, metadata) == SP_OK ? SP_OK
+                                                             : h5_fail(w, err, "write the metadata");
 }
 
 int spi_writer_write_region_names(spi_writer *w, const char *const *names, size_t count,
@@ -442,55 +236,14 @@ int spi_writer_write_region_names(spi_writer *w, const char *const *names, size_
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
                              "%s: %zu region names given, %zu declared", w->final_path, count,
                              w->layout.region_count);
-    const char **stored = spi_h5_utf8_strings(names, count);
-    if ((!stored && count) ||
-        (stored != (const char **)names && !unique_repaired(stored, names, count))) {
-        spi_h5_utf8_release(stored, names, count);
-        return oom(w, err);
-    }
-    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_REGION_TABLE);
-    static const spi_column names_column = {SPI_GROUP_REGION_TABLE, "names", SPI_ELEM_STR,
-                                            false, 0, NULL};
-    int status = group >= 0 ? write_column(group, &names_column, stored, count) : SP_ERR_HDF5;
-    if (group >= 0) H5Gclose(group);
-    spi_h5_utf8_release(stored, names, count);
+    int status = spi_h5_write_region_table(w->file, names, count);
+    if (status == SP_ERR_OUT_OF_MEMORY) return oom(w, err);
     return status == SP_OK ? SP_OK : h5_fail(w, err, "write the region names");
 }
 
 int spi_writer_write_threads(spi_writer *w, const spi_thread_row *threads, size_t count,
                              spi_error *err) {
-    if (count == 0) return SP_OK; /* the table is written only when it has rows */
-    hid_t group = spi_h5_create_group(w->file, SPI_GROUP_THREAD_TABLE);
-    if (group < 0) return h5_fail(w, err, "create the thread table");
-    uint32_t *ranks = spi_calloc(count, sizeof *ranks);
-    int64_t *values = spi_calloc(count, sizeof *values);
-    int8_t *flags = spi_calloc(count, sizeof *flags);
-    const char **names = spi_calloc(count, sizeof *names);
-    int status = ranks && values && flags && names ? SP_OK : SP_ERR_OUT_OF_MEMORY;
-    for (int c = 0; c < SPI_THR_COUNT && status == SP_OK; c++) {
-        const void *data = values;
-        for (size_t i = 0; i < count; i++) {
-            const spi_thread_row *t = &threads[i];
-            switch ((spi_thread_col)c) {
-            case SPI_THR_RANKS: ranks[i] = t->rank; data = ranks; break;
-            case SPI_THR_INDEX: values[i] = t->index; break;
-            case SPI_THR_IDENT: values[i] = t->ident; break;
-            case SPI_THR_NATIVE_ID: values[i] = t->native_id; break;
-            case SPI_THR_DAEMON: flags[i] = t->daemon; data = flags; break;
-            case SPI_THR_START_NS: values[i] = t->start_ns; break;
-            case SPI_THR_END_NS: values[i] = t->end_ns; break;
-            case SPI_THR_CPU_NS: values[i] = t->cpu_ns; break;
-            case SPI_THR_NAME: names[i] = t->name ? t->name : ""; data = names; break;
-            case SPI_THR_COUNT: break;
-            }
-        }
-        status = write_column(group, &spi_thread_columns[c], data, count);
-    }
-    spi_free(ranks);
-    spi_free(values);
-    spi_free(flags);
-    spi_free(names);
-    H5Gclose(group);
+    int status = spi_h5_write_thread_table(w->file, threads, count);
     if (status == SP_ERR_OUT_OF_MEMORY) return oom(w, err);
     return status == SP_OK ? SP_OK : h5_fail(w, err, "write the thread table");
 }
@@ -518,12 +271,12 @@ int spi_writer_begin_row(spi_writer *w, const spi_row_header *header, spi_error 
         w->rows_written++; /* so free_writer releases what was copied */
         return oom(w, err);
     }
-    w->region_ids[r] = header->region;
-    w->ranks[r] = header->rank;
-    w->offsets[r] = w->event_cursor;
-    w->source_lines[r] = header->source_line;
-    w->exclusive_totals[r] = header->exclusive_total;
-    w->stats[r] = header->stats;
+    w->index_rows.region_ids[r] = header->region;
+    w->index_rows.ranks[r] = header->rank;
+    w->index_rows.offsets[r] = w->event_cursor;
+    w->index_rows.source_lines[r] = header->source_line;
+    w->index_rows.exclusive_totals[r] = header->exclusive_total;
+    w->index_rows.stats[r] = header->stats;
     if (w->layout.aggregate) {
         /* u64 counts share the i64 buffers: same width, written as U64 */
         w->aggregates[0][r] = (int64_t)header->aggregate_count;
@@ -583,7 +336,7 @@ int spi_writer_append_events(spi_writer *w, const spi_event_chunk *chunk, spi_er
 int spi_writer_end_row(spi_writer *w, spi_error *err) {
     if (!w->row_open)
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "%s: no row to end", w->final_path);
-    w->counts[w->rows_written] = w->row_events;
+    w->index_rows.counts[w->rows_written] = w->row_events;
     w->rows_written++;
     w->row_open = false;
     return SP_OK;
@@ -594,7 +347,7 @@ int spi_writer_set_row_stats(spi_writer *w, uint64_t row, const spi_stats *stats
     if (row >= w->rows_written + (w->row_open ? 1 : 0))
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "%s: statistics of row %llu before it",
                              w->final_path, (unsigned long long)row);
-    w->stats[row] = *stats;
+    w->index_rows.stats[row] = *stats;
     return SP_OK;
 }
 
@@ -604,17 +357,17 @@ static int write_index(spi_writer *w) {
     hid_t group = spi_h5_create_group(w->file, SPI_GROUP_INDEX);
     if (group < 0) return SP_ERR_HDF5;
     const void *data[SPI_IDX_COLUMNAR_COUNT] = {
-        [SPI_IDX_REGION_IDS] = w->region_ids,
-        [SPI_IDX_RANKS] = w->ranks,
-        [SPI_IDX_EVENT_OFFSETS] = w->offsets,
-        [SPI_IDX_EVENT_COUNTS] = w->counts,
-        [SPI_IDX_SOURCE_LINES] = w->source_lines,
+        [SPI_IDX_REGION_IDS] = w->index_rows.region_ids,
+        [SPI_IDX_RANKS] = w->index_rows.ranks,
+        [SPI_IDX_EVENT_OFFSETS] = w->index_rows.offsets,
+        [SPI_IDX_EVENT_COUNTS] = w->index_rows.counts,
+        [SPI_IDX_SOURCE_LINES] = w->index_rows.source_lines,
         [SPI_IDX_SOURCE_FILES] = w->source_files,
         [SPI_IDX_SOURCE_TEXTS] = w->source_texts,
         [SPI_IDX_TAGS] = w->tags,
         [SPI_IDX_EVENT_METADATA] = w->event_metadata,
-        [SPI_IDX_EXCLUSIVE_TOTALS] = w->exclusive_totals,
-        [SPI_IDX_SUMMARY_STATISTICS] = w->stats,
+        [SPI_IDX_EXCLUSIVE_TOTALS] = w->index_rows.exclusive_totals,
+        [SPI_IDX_SUMMARY_STATISTICS] = w->index_rows.stats,
     };
     int status = SP_OK;
     /* The aggregate layout (FORMAT.md 1.8): region_ids and ranks have a
@@ -622,22 +375,14 @@ static int write_index(spi_writer *w) {
      * writer leaves them, and the five aggregate columns carry the data. */
     for (int c = 0; c < SPI_IDX_COLUMNAR_COUNT && status == SP_OK; c++) {
         bool per_row = !w->layout.aggregate || c == SPI_IDX_REGION_IDS || c == SPI_IDX_RANKS;
-        status = write_column(group, &spi_index_columns[c], data[c], per_row ? w->rows_written : 0);
+        status = spi_h5_write_column(group, &spi_index_columns[c], data[c], per_row ? w->rows_written : 0);
     }
     for (int c = SPI_IDX_AGGREGATE_COUNTS;
          w->layout.aggregate && c <= SPI_IDX_AGGREGATE_EXCLUSIVES && status == SP_OK; c++)
-        status = write_column(group, &spi_index_columns[c],
+        status = spi_h5_write_column(group, &spi_index_columns[c],
                               w->aggregates[c - SPI_IDX_AGGREGATE_COUNTS], w->rows_written);
     H5Gclose(group);
     return status;
-}
-
-static int fsync_path(const char *path, int flags) {
-    int fd = open(path, flags);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    close(fd);
-    return rc;
 }
 
 int spi_writer_publish(spi_writer *w, spi_error *err) {
@@ -668,22 +413,8 @@ int spi_writer_publish(spi_writer *w, spi_error *err) {
         }
         w->file = -1;
     }
-    if (status == SP_OK && fsync_path(w->temp_path, O_RDONLY) != 0)
-        status = spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot flush to disk: %s",
-                               w->final_path, strerror(errno));
-    /* again just before the rename: the path may have changed since create */
-    if (status == SP_OK) status = spi_output_path_check(w->final_path, err);
-    if (status == SP_OK && rename(w->temp_path, w->final_path) != 0)
-        status = spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot publish the file: %s",
-                               w->final_path, strerror(errno));
-    if (status == SP_OK) {
-        /* Make the rename itself durable. */
-        char *dir_copy = spi_strdup(w->final_path);
-        if (dir_copy) fsync_path(dirname(dir_copy), O_RDONLY | O_DIRECTORY);
-        spi_free(dir_copy);
-    } else {
-        unlink(w->temp_path);
-    }
+    if (status == SP_OK) status = spi_h5_publish_temp(w->temp_path, w->final_path, err);
+    else unlink(w->temp_path);
     spi_h5_restore(&w->silence);
     free_writer(w);
     return status;

@@ -35,6 +35,7 @@
 #include "format/h5_call_paths.h"
 #include "format/h5_counter_groups.h"
 #include "format/h5_writer.h"
+#include "job/job_parallel.h"
 #include "record/registry.h"
 #include "format/schema.h"
 
@@ -78,18 +79,7 @@ typedef struct wire_row {
     int64_t aggregate_exclusive;
 } wire_row;
 
-typedef struct wire_thread {
-    uint32_t rank;
-    int8_t daemon;
-    int8_t reserved[3];
-    int64_t index;
-    int64_t ident;
-    int64_t native_id;
-    int64_t start_ns;
-    int64_t end_ns;
-    int64_t cpu_ns;
-    char name[64];
-} wire_thread;
+typedef spi_wire_thread wire_thread; /* job/job_parallel.h */
 
 static int mpi_fail(spi_error *err, int code, const char *what) {
     char text[MPI_MAX_ERROR_STRING];
@@ -293,12 +283,7 @@ void spi_job_stop(void) {
 
 /* ---- root: region table union ---------------------------------------------- */
 
-typedef struct name_union {
-    char **names;             /* borrowed from the gathered buffer */
-    size_t count;
-    size_t *slots;            /* open addressing: index + 1, 0 = empty */
-    size_t capacity;
-} name_union;
+typedef spi_name_union name_union; /* job/job_parallel.h */
 
 /* Index of `name` in the union, adding it if new (-1 on OOM). */
 static long union_add(name_union *u, char *name) {
@@ -663,15 +648,17 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     rc = MPI_Iallreduce(&here, &everyone, 1, MPI_INT, MPI_MIN, job_comm, &confirmed);
     int counted = rc == MPI_SUCCESS ? wait_for_every_rank(&confirmed, "reached sp_finalize", err)
                                     : mpi_fail(err, rc, "waiting for every rank");
-    if (counted != SP_OK) {
-        job_broken = 1;
+    /* parallel HDF5: every rank writes its own part (job_parallel.c) */
+    bool parallel = counted == SP_OK && spi_job_parallel_chosen(job_comm, local, path);
+    if (counted != SP_OK || parallel) {
+        job_broken = counted != SP_OK;
         spi_free(names);
         spi_free(threads);
         spi_free(buffer);
         spi_free(counts);
         spi_free(sizes);
         spi_free(displs);
-        return counted;
+        return parallel ? spi_job_parallel_write(job_comm, local, path, totals, err) : counted;
     }
     rc = MPI_Gather(&mine, sizeof mine, MPI_BYTE, counts, sizeof mine, MPI_BYTE, 0, job_comm);
     if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering counts");
@@ -751,9 +738,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
         spi_thread_row *thread_rows = spi_calloc(thread_count ? thread_count : 1, sizeof *thread_rows);
         if (!thread_rows && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
         for (size_t i = 0; thread_rows && i < thread_count; i++) {
-            const wire_thread *t = &all_threads[i];
-            thread_rows[i] = (spi_thread_row){t->rank, t->index, t->ident, t->native_id, t->daemon,
-                                              t->start_ns, t->end_ns, t->cpu_ns, (char *)t->name};
+            thread_rows[i] = spi_wire_thread_row(&all_threads[i]);
         }
         if (status == SP_OK) status = spi_writer_write_threads(w, thread_rows, thread_count, err);
         spi_free(thread_rows);
@@ -812,4 +797,20 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     if (status == SP_ERR_OUT_OF_MEMORY && err && err->status == SP_OK)
         spi_error_set(err, status, "%s: out of memory while writing the job's profile", path);
     return status;
+}
+
+/* ---- shared with job_parallel.c (job/job_parallel.h) ------------------------------ */
+
+long spi_name_union_add(spi_name_union *u, char *name) { return union_add(u, name); }
+char *spi_job_pack_names(const spi_profile *local, uint64_t *bytes) {
+    return pack_names(local, bytes);
+}
+spi_wire_thread *spi_job_pack_threads(const spi_profile *local) { return pack_threads(local); }
+spi_thread_row spi_wire_thread_row(const spi_wire_thread *t) {
+    return (spi_thread_row){t->rank, t->index, t->ident, t->native_id, t->daemon,
+                            t->start_ns, t->end_ns, t->cpu_ns, (char *)t->name};
+}
+int spi_job_gather_counters(const spi_profile *local, spi_profile *into, int status,
+                            spi_error *err) {
+    return gather_counters(local, into, status, err);
 }
