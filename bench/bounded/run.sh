@@ -3,7 +3,7 @@
 # in the installed Release build, one long session per process.
 #
 #   50M calls (default) with a 64 MiB limit that flushes, and without a
-#   limit (the in-memory path), interleaved over 2 rounds, a fresh process
+#   limit (the in-memory path), interleaved over 3 rounds, a fresh process
 #   each time. Goals (issue: bounded traces): flushing peak RSS, finalize
 #   included, <= limit + 64 MiB; every call in the file (h5py and
 #   scope-inspect agree, scope-check passes); recording cost of flushing
@@ -27,7 +27,7 @@ pin=""
 command -v taskset >/dev/null && pin="taskset -c 0"
 machine_line
 echo "output directory: ${out} ($(df -T "${out}" | awk 'NR==2 {print $2}'))"
-for round in 1 2; do
+for round in 1 2 3; do
   ${pin} "${work}/sp_bench_bounded" "${calls}" 0 flush "${out}/unlimited.h5"
   ${pin} "${work}/sp_bench_bounded" "${calls}" $((64 << 20)) flush "${out}/flushed.h5"
 done
