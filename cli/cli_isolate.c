@@ -108,7 +108,7 @@ static uint64_t address_space_bytes(void) {
 void cli_isolate_begin_read(const char *label, uint64_t bytes, unsigned weight) {
     if (pipe_out < 0) return;
     uint64_t timeout = env_u64("SCOPE_PROFILER_READ_TIMEOUT",
-                               (60 + bytes / (8u << 20)) * (weight ? weight : 1));
+                               (10 + bytes / (8u << 20)) * (weight ? weight : 1));
     if (timeout > 86400u * 7) timeout = 86400u * 7;
     write_record('B', (unsigned)timeout, label);
     limited = false;

@@ -18,7 +18,7 @@
  * The cost is one fork and two small pipe writes per input.
  *
  * Environment:
- *   SCOPE_PROFILER_READ_TIMEOUT    seconds one read may take (default 60 +
+ *   SCOPE_PROFILER_READ_TIMEOUT    seconds one read may take (default 10 +
  *                                  1 s per 8 MB of the file)
  *   SCOPE_PROFILER_READ_MEMORY_MB  address space one read may add (default
  *                                  max(2048, 64 x file size), at most the
