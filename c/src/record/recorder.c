@@ -31,8 +31,14 @@
  * library; the two variables fit easily in glibc's static TLS reserve. */
 #define SPI_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
-static SPI_TLS spi_thread *tls_thread = NULL;
-static SPI_TLS uint64_t tls_generation = 0;
+/* One thread-local object, so the hot path finds both fields through one
+ * TLS offset (one GOT load in the shared library, not two). */
+static SPI_TLS struct {
+    uint64_t generation;
+    spi_thread *thread;
+} tls = {0, NULL};
+#define tls_thread tls.thread
+#define tls_generation tls.generation
 
 static _Atomic uint64_t session_generation = 0; /* 0: not recording */
 static uint64_t generation_counter = 0;         /* under session_lock */
