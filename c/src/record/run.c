@@ -25,6 +25,7 @@
 
 #include "util/alloc.h"
 #include "util/diag.h"
+#include "record/event_cursor.h"
 #include "record/openmp.h"
 #include "record/registry.h"
 
@@ -89,16 +90,34 @@ static int allocate_row_columns(spi_row *row, int with_threads) {
                : SP_ERR_OUT_OF_MEMORY;
 }
 
-/* Which sequences of a thread were recorded, when some calls were dropped
- * (the buffer limit): a child of a dropped call becomes a root, as a child
- * of a call still open at finalize does, so no parent id dangles. NULL (no
- * drop, or out of memory: then parents are kept as they are) otherwise. */
-static uint8_t *recorded_sequences(const spi_thread *t) {
-    if (t->dropped_events == 0) return NULL;
-    uint8_t *bits = spi_calloc((size_t)t->next_sequence / 8 + 1, 1);
-    if (!bits) return NULL;
-    SPI_FOR_EACH_EVENT(t, e) bits[e->sequence / 8] |= (uint8_t)(1u << (e->sequence % 8));
-    return bits;
+int spi_run_recorded_bits(spi_session *session, spi_thread *t, uint8_t **bits) {
+    *bits = NULL;
+    if (t->dropped_events == 0) return SP_OK;
+    uint8_t *b = spi_calloc((size_t)t->next_sequence / 8 + 1, 1);
+    if (!b) return SP_ERR_OUT_OF_MEMORY;
+    spi_event_cursor cursor;
+    spi_event_cursor_open(&cursor, session, t, false);
+    const spi_event *events;
+    size_t n;
+    int status;
+    while ((status = spi_event_cursor_next(&cursor, &events, &n)) == SP_OK && n)
+        for (size_t i = 0; i < n; i++)
+            b[events[i].sequence / 8] |= (uint8_t)(1u << (events[i].sequence % 8));
+    spi_event_cursor_close(&cursor);
+    if (status != SP_OK) spi_free(b);
+    else *bits = b;
+    return status;
+}
+
+int64_t *spi_run_thread_bases(const spi_session *session) {
+    int64_t *bases = spi_calloc((size_t)session->thread_count + 1, sizeof *bases);
+    size_t index = 0;
+    int64_t next = 0;
+    for (const spi_thread *t = session->threads; bases && t; t = t->next) {
+        bases[index++] = next;
+        next += t->next_sequence;
+    }
+    return bases;
 }
 
 static bool was_recorded(const uint8_t *bits, int64_t sequence) {
@@ -118,12 +137,16 @@ int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e, int64_t base,
 }
 
 /* Fill rows[] (sized by the caller, counts reset to 0) from the threads.
- * hosts (may be NULL): the OpenMP fork parents of worker roots. */
-static void fill_rows(const spi_session *session, spi_row *rows, const int32_t *row_of_region,
-                      int with_threads, const spi_omp_hosts *hosts) {
-    int64_t base = 0;
-    for (const spi_thread *t = session->threads; t; t = t->next) {
-        uint8_t *recorded = recorded_sequences(t);
+ * hosts (may be NULL): the OpenMP fork parents of worker roots. SP_OK or
+ * SP_ERR_OUT_OF_MEMORY. */
+static int fill_rows(spi_session *session, spi_row *rows, const int32_t *row_of_region,
+                     int with_threads, const int64_t *bases, const spi_omp_hosts *hosts) {
+    size_t index = 0;
+    for (spi_thread *t = session->threads; t; t = t->next, index++) {
+        uint8_t *recorded;
+        int status = spi_run_recorded_bits(session, t, &recorded);
+        if (status != SP_OK) return status;
+        int64_t base = bases[index];
         SPI_FOR_EACH_EVENT(t, e) {
             spi_row *row = &rows[row_of_region[SPI_EVENT_REGION(e)]];
             uint64_t i = row->count++;
@@ -134,8 +157,8 @@ static void fill_rows(const spi_session *session, spi_row *rows, const int32_t *
             if (with_threads) row->thread_ids[i] = t->index;
         }
         spi_free(recorded);
-        base += t->next_sequence;
     }
+    return SP_OK;
 }
 
 /* Sort a row's calls by (start, id) when they are not already in order. */
@@ -255,16 +278,11 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
     }
     /* OpenMP: the fork parents of worker threads' roots (openmp.h) */
     spi_omp_hosts *hosts = NULL;
-    int64_t *bases = spi_calloc((size_t)session->thread_count + 1, sizeof *bases);
+    int64_t *bases = spi_run_thread_bases(session);
     if (!bases && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
-    size_t thread_index = 0;
-    int64_t next_base = 0;
-    for (const spi_thread *t = session->threads; bases && t; t = t->next) {
-        bases[thread_index++] = next_base;
-        next_base += t->next_sequence;
-    }
     if (status == SP_OK) status = spi_omp_hosts_build(&hosts, session, bases);
-    if (status == SP_OK) fill_rows(session, profile->rows, row_of_region, with_threads, hosts);
+    if (status == SP_OK)
+        status = fill_rows(session, profile->rows, row_of_region, with_threads, bases, hosts);
     spi_omp_hosts_free(hosts);
     spi_free(bases);
     for (size_t i = 0; i < profile->row_count && status == SP_OK; i++) {

@@ -198,32 +198,10 @@ static int add_exclusive(stream_pass *p, const spi_thread *t, const spi_event *e
     return push_pending(p, parent, e->duration_ns);
 }
 
-/* Which sequences a thread recorded, when some of its calls were dropped
- * (run.c's rule: a child of a dropped call becomes a root). One bit per
- * call, only after a failed flush. NULL when nothing was dropped. */
-static int recorded_bits(spi_session *session, spi_thread *t, uint8_t **bits) {
-    *bits = NULL;
-    if (t->dropped_events == 0) return SP_OK;
-    uint8_t *b = spi_calloc((size_t)t->next_sequence / 8 + 1, 1);
-    if (!b) return SP_ERR_OUT_OF_MEMORY;
-    spi_event_cursor cursor;
-    spi_event_cursor_open(&cursor, session, t, false);
-    const spi_event *events;
-    size_t n;
-    int status;
-    while ((status = spi_event_cursor_next(&cursor, &events, &n)) == SP_OK && n)
-        for (size_t i = 0; i < n; i++)
-            b[events[i].sequence / 8] |= (uint8_t)(1u << (events[i].sequence % 8));
-    spi_event_cursor_close(&cursor);
-    if (status != SP_OK) spi_free(b);
-    else *bits = b;
-    return status;
-}
-
 static int pass_thread(stream_pass *p, spi_session *session, spi_thread *t, int64_t base,
                        const spi_omp_hosts *hosts) {
     uint8_t *recorded;
-    int status = recorded_bits(session, t, &recorded);
+    int status = spi_run_recorded_bits(session, t, &recorded);
     if (status != SP_OK) return status;
     p->pending_count = 0;
     spi_event_cursor cursor;
@@ -461,19 +439,14 @@ int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *pro
                      : SP_ERR_OUT_OF_MEMORY;
 
     /* call ids: each thread's sequences offset by the threads before it */
-    int64_t *bases = spi_calloc((size_t)session->thread_count + 1, sizeof *bases);
+    int64_t *bases = spi_run_thread_bases(session);
     if (!bases && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
-    size_t index = 0;
-    int64_t next_base = 0;
-    for (const spi_thread *t = session->threads; bases && t; t = t->next) {
-        bases[index++] = next_base;
-        next_base += t->next_sequence;
+    for (const spi_thread *t = session->threads; t; t = t->next)
         if (t->spilled_count || (t->head && t->head->used)) report->recording_threads++;
-    }
     s->with_threads = report->recording_threads > 1;
     spi_omp_hosts *hosts = NULL;
     if (status == SP_OK) status = spi_omp_hosts_build(&hosts, session, bases);
-    index = 0;
+    size_t index = 0;
     for (spi_thread *t = session->threads; t && status == SP_OK; t = t->next, index++)
         status = pass_thread(&p, session, t, bases[index], hosts);
     spi_omp_hosts_free(hosts);
