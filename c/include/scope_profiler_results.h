@@ -96,12 +96,23 @@ typedef struct sp_results sp_results;
  *  accessors then return NULL; sp_results_row_stats returns stored values. */
 #define SP_RESULTS_SUMMARY_ONLY 1
 
+/** sp_results_open flag: keep the per-call event columns in the file and
+ *  read them on demand through sp_calls_open, so memory stays independent
+ *  of the number of calls (the scope-* tools open this way). Opening reads
+ *  the index and passes once over every row's starts and durations, to
+ *  validate them and compute sp_results_row_stats exactly as a full read
+ *  does. Taken for HDF5 schema 2 and 3 columnar files whose rows all have
+ *  a stored exclusive total; any other file is read whole as without the
+ *  flag (sp_results_calls_in_memory tells which happened). The file stays
+ *  open, read-only, until sp_results_close. */
+#define SP_RESULTS_CALLS_ON_DEMAND 2
+
 /**
  * Open and validate the profile at `path` (HDF5 or .spt, told apart by the
  * file's first bytes, not by its name).
  *
  * path:       file to read (NUL-terminated).
- * flags:      0 or SP_RESULTS_SUMMARY_ONLY.
+ * flags:      0, SP_RESULTS_SUMMARY_ONLY or SP_RESULTS_CALLS_ON_DEMAND.
  * out:        receives the new object on SP_OK, NULL on any error. The caller
  *             releases it with sp_results_close.
  * errbuf:     receives a one-line message naming the file on error, "" on
@@ -339,6 +350,72 @@ SP_API const int64_t *sp_results_row_thread_ids(const sp_results *results, size_
 SP_API const int64_t *sp_results_row_gpu_durations(const sp_results *results, size_t row);
 SP_API const int64_t *sp_results_row_task_ids(const sp_results *results, size_t row);
 SP_API const int64_t *sp_results_row_await_ns(const sp_results *results, size_t row);
+
+/* ---------------------------------------------------------------------------
+ * Calls in slices: the one way to read calls whatever the object holds
+ * ------------------------------------------------------------------------- */
+
+/** One slice of a row's calls, in stored order. Every array is `count`
+ *  long and stays valid until the next sp_calls_next or sp_calls_close on
+ *  the same cursor. Optional columns are NULL when the file did not record
+ *  them (as the sp_results_row_* accessors). */
+typedef struct sp_call_slice {
+    size_t count;
+    const int64_t *starts;        /**< absolute start, ns */
+    const int64_t *ends;          /**< start + duration, ns */
+    const int64_t *durations;     /**< end - start, ns */
+    const int64_t *call_ids;      /**< or NULL */
+    const int64_t *parent_ids;    /**< or NULL */
+    const int64_t *thread_ids;    /**< or NULL */
+    const int64_t *gpu_durations; /**< or NULL */
+} sp_call_slice;
+
+/** A cursor over one row's calls (opaque). */
+typedef struct sp_calls sp_calls;
+
+/**
+ * Start reading the calls of row `row` from the first, at most `slice_max`
+ * per slice (0 = a default of 65536). For a fully read object the slices
+ * point into its arrays (no copy); for an SP_RESULTS_CALLS_ON_DEMAND
+ * object they are read from the file into the cursor's buffers, so memory
+ * is `slice_max` x 56 bytes per open cursor, whatever the row's size.
+ * Returns SP_OK, SP_ERR_INVALID_ARGUMENT (NULL, row out of range, or an
+ * object without per-call data: summary-only, aggregate),
+ * SP_ERR_OUT_OF_MEMORY. *out is NULL on error.
+ * Thread-safety: cursors are independent; several threads may read the
+ * same object through cursors of their own (file reads are serialised
+ * internally). One cursor must not be used by two threads at once.
+ */
+SP_API int sp_calls_open(const sp_results *results, size_t row, size_t slice_max,
+                         sp_calls **out);
+
+/**
+ * The next slice of the cursor's row into *slice; slice->count is 0 once
+ * every call was read (and stays 0). Returns SP_OK, or for an on-demand
+ * object a file that cannot be read back: SP_ERR_HDF5 or SP_ERR_CORRUPT
+ * (the file changed or was damaged after it was opened: a column shorter
+ * than its index says, values that overflow), with a one-line message
+ * naming the file in errbuf (may be NULL). After an error the cursor
+ * returns the same error again.
+ */
+SP_API int sp_calls_next(sp_calls *calls, sp_call_slice *slice, char *errbuf,
+                         size_t errbuf_len);
+
+/** Release a cursor; NULL is ignored. Close cursors before their object. */
+SP_API void sp_calls_close(sp_calls *calls);
+
+/** 1 when the starts of row `row` never decrease in stored order (every
+ *  file this library writes; a Python file may store a thread's nested
+ *  calls of one region in end order), 0 otherwise or out of range.
+ *  Known after open for every object, on-demand ones included. */
+SP_API int sp_results_row_in_start_order(const sp_results *results, size_t row);
+
+/** 1 when the per-call arrays are held in memory (sp_results_row_starts and
+ *  the other per-call accessors return them); 0 for an object opened with
+ *  SP_RESULTS_CALLS_ON_DEMAND that kept its calls in the file (those
+ *  accessors then return NULL: read the calls with sp_calls_open), and for
+ *  objects without per-call data. */
+SP_API int sp_results_calls_in_memory(const sp_results *results);
 
 /** Source file the region is defined in, or NULL when unknown. */
 SP_API const char *sp_results_row_source_file(const sp_results *results, size_t row);

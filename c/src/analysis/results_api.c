@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "profile/call_cursor.h"
 #include "format/reader.h"
 #include "format/schema.h"
 #include "analysis/results_internal.h"
@@ -199,7 +200,8 @@ SP_API int sp_results_open(const char *path, int flags, sp_results **out, char *
                            size_t errbuf_len) {
     copy_message(errbuf, errbuf_len, "");
     if (out) *out = NULL;
-    if (!path || !out || (flags & ~SP_RESULTS_SUMMARY_ONLY)) {
+    if (!path || !out || (flags & ~(SP_RESULTS_SUMMARY_ONLY | SP_RESULTS_CALLS_ON_DEMAND)) ||
+        (flags == (SP_RESULTS_SUMMARY_ONLY | SP_RESULTS_CALLS_ON_DEMAND))) {
         copy_message(errbuf, errbuf_len, "sp_results_open: invalid argument");
         spi_status_remember(SP_ERR_INVALID_ARGUMENT);
         return SP_ERR_INVALID_ARGUMENT;
@@ -211,8 +213,10 @@ SP_API int sp_results_open(const char *path, int flags, sp_results **out, char *
     if (status == SP_OK && !(r->path = spi_strdup(path))) status = SP_ERR_OUT_OF_MEMORY;
     if (status == SP_OK)
         status = spi_profile_read(&r->profile, path,
-                                  (flags & SP_RESULTS_SUMMARY_ONLY) ? SPI_READ_SUMMARY_ONLY
-                                                                    : SPI_READ_WITH_ENDS,
+                                  (flags & SP_RESULTS_SUMMARY_ONLY)       ? SPI_READ_SUMMARY_ONLY
+                                  : (flags & SP_RESULTS_CALLS_ON_DEMAND)
+                                      ? SPI_READ_CALLS_ON_DEMAND | SPI_READ_WITH_ENDS
+                                      : SPI_READ_WITH_ENDS,
                                   &err);
     if (status == SP_OK) status = derive(r);
     if (status != SP_OK) {
@@ -425,6 +429,64 @@ ROW_ARRAY(sp_results_row_gpu_durations, gpu_durations)
 ROW_ARRAY(sp_results_row_task_ids, task_ids)
 ROW_ARRAY(sp_results_row_await_ns, await_ns)
 #undef ROW_ARRAY
+
+/* ---- calls in slices ------------------------------------------------------ */
+
+struct sp_calls {
+    spi_call_cursor cursor;
+};
+
+SP_API int sp_calls_open(const sp_results *r, size_t row, size_t slice_max, sp_calls **out) {
+    if (out) *out = NULL;
+    if (!r || !out || row >= r->profile.row_count || !spi_profile_has_calls(&r->profile) ||
+        r->profile.rows[row].aggregate)
+        return SP_ERR_INVALID_ARGUMENT;
+    sp_calls *calls = spi_calloc(1, sizeof *calls);
+    if (!calls) return SP_ERR_OUT_OF_MEMORY;
+    int status = spi_call_cursor_open(&calls->cursor, &r->profile, row, SPI_CURSOR_ALL, slice_max);
+    if (status != SP_OK) {
+        spi_free(calls);
+        return status;
+    }
+    *out = calls;
+    return SP_OK;
+}
+
+SP_API int sp_calls_next(sp_calls *calls, sp_call_slice *slice, char *errbuf, size_t errbuf_len) {
+    copy_message(errbuf, errbuf_len, "");
+    if (!calls || !slice) return SP_ERR_INVALID_ARGUMENT;
+    spi_error err;
+    spi_error_clear(&err);
+    spi_call_slice s;
+    int status = spi_call_cursor_next(&calls->cursor, &s, &err);
+    if (status != SP_OK) {
+        *slice = (sp_call_slice){0};
+        copy_message(errbuf, errbuf_len, err.message);
+        return status;
+    }
+    *slice = (sp_call_slice){.count = s.count, .starts = s.starts, .ends = s.ends,
+                             .durations = s.durations, .call_ids = s.call_ids,
+                             .parent_ids = s.parent_ids, .thread_ids = s.thread_ids,
+                             .gpu_durations = s.gpu_durations};
+    return SP_OK;
+}
+
+SP_API void sp_calls_close(sp_calls *calls) {
+    if (!calls) return;
+    spi_call_cursor_close(&calls->cursor);
+    spi_free(calls);
+}
+
+SP_API int sp_results_row_in_start_order(const sp_results *r, size_t row) {
+    const spi_row *x = row_at(r, row);
+    return x && !x->out_of_start_order;
+}
+
+const spi_profile *spi_results_profile(const sp_results *r) { return &r->profile; }
+
+SP_API int sp_results_calls_in_memory(const sp_results *r) {
+    return r && spi_profile_has_calls(&r->profile) && !r->profile.store;
+}
 
 SP_API const int64_t *sp_results_row_ends(const sp_results *r, size_t row) {
     const spi_row *x = row_at(r, row);

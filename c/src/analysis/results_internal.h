@@ -15,4 +15,8 @@
  * or SP_ERR_OUT_OF_MEMORY (*out NULL). */
 int spi_results_adopt(spi_profile *profile, const char *path, sp_results **out);
 
+/* The profile inside a results object (read-only), for the library's own
+ * views of it (summary_api.c borrows its call store). */
+const spi_profile *spi_results_profile(const sp_results *results);
+
 #endif /* SPI_RESULTS_INTERNAL_H */

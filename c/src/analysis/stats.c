@@ -16,6 +16,7 @@
 #include "util/sort.h"
 #include "analysis/calltree.h"
 #include "analysis/stats.h"
+#include "profile/call_cursor.h"
 
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -72,7 +73,7 @@ bool spi_rank_selected(const uint32_t *ranks, size_t rank_count, uint32_t rank) 
 
 static bool row_has_events(const spi_profile *profile, const spi_row *row) {
     return !profile->summary_only && !profile->aggregate && !row->aggregate &&
-           (row->count == 0 || (row->starts && row->durations));
+           (row->count == 0 || profile->store || (row->starts && row->durations));
 }
 
 static uint64_t row_calls(const spi_row *row) {
@@ -125,16 +126,31 @@ static int pool_events(spi_region_stats *out, const spi_profile *profile, const 
     size_t k = 0;
     uint64_t gpu_values = 0;
     bool any_gpu = false;
-    for (size_t r = 0; r < row_count; r++) {
-        const spi_row *row = &profile->rows[rows[r]];
-        if (row->count) memcpy(all + k, row->durations, (size_t)row->count * sizeof *all);
-        k += (size_t)row->count;
-        if (row->gpu_durations) {
-            /* FORMAT.md 3.3 quirk: a kept slice sums its -1 entries too. */
-            any_gpu = true;
-            for (uint64_t i = 0; i < row->count; i++) out->gpu_total_ns += row->gpu_durations[i];
-            gpu_values += row->count;
+    int status = SP_OK;
+    for (size_t r = 0; r < row_count && status == SP_OK; r++) {
+        /* through a cursor: the calls may still be in the file */
+        spi_call_cursor cursor;
+        spi_call_slice slice;
+        status = spi_call_cursor_open(&cursor, profile, rows[r],
+                                      SPI_CURSOR_DURATIONS | SPI_CURSOR_GPU, 0);
+        while (status == SP_OK && (status = spi_call_cursor_next(&cursor, &slice, err)) == SP_OK &&
+               slice.count && k + slice.count <= n) {
+            memcpy(all + k, slice.durations, slice.count * sizeof *all);
+            k += slice.count;
+            if (slice.gpu_durations) {
+                /* FORMAT.md 3.3 quirk: a kept slice sums its -1 entries too. */
+                any_gpu = true;
+                for (size_t i = 0; i < slice.count; i++) out->gpu_total_ns += slice.gpu_durations[i];
+                gpu_values += slice.count;
+            }
         }
+        spi_call_cursor_close(&cursor);
+    }
+    if (status != SP_OK) {
+        spi_free(all);
+        return status == SP_ERR_OUT_OF_MEMORY
+                   ? spi_error_set(err, status, "out of memory pooling durations")
+                   : status;
     }
     out->available |= SPI_STAT_MIN_MAX | SPI_STAT_FIRST_LAST | SPI_STAT_STD |
                       SPI_STAT_PERCENTILES | SPI_STAT_START_END;

@@ -18,6 +18,7 @@
 #include "scope_profiler_summary.h"
 #include "analysis/stats.h"
 #include "analysis/summary.h"
+#include "analysis/results_internal.h"
 #include "util/text.h"
 
 _Static_assert(SP_STAT_MIN_MAX == SPI_STAT_MIN_MAX && SP_STAT_FIRST_LAST == SPI_STAT_FIRST_LAST &&
@@ -40,6 +41,7 @@ static void copy_message(char *errbuf, size_t errbuf_len, const char *message) {
 static int64_t *borrow(const int64_t *p) { return (int64_t *)(uintptr_t)p; }
 
 static void view_close(spi_profile *view) {
+    view->store = NULL; /* borrowed */
     spi_free(view->rows);
     spi_free(view->names);
     spi_free(view->paths);
@@ -85,6 +87,7 @@ static int view_open(spi_profile *view, const sp_results *res, spi_error *err) {
         }
         row->count = st.count;
         row->exclusive_total = sp_results_row_exclusive_total(res, i);
+        row->out_of_start_order = !sp_results_row_in_start_order(res, i);
         if (events) {
             row->starts = borrow(sp_results_row_starts(res, i));
             row->durations = borrow(sp_results_row_durations(res, i));
@@ -98,6 +101,10 @@ static int view_open(spi_profile *view, const sp_results *res, spi_error *err) {
         view->event_count += row->count;
     }
     view->row_count = rows;
+    /* Calls kept in the file (SP_RESULTS_CALLS_ON_DEMAND): the view reads
+     * them through the object's store, borrowed like the arrays; its rows
+     * are the object's rows, index for index. */
+    view->store = spi_results_profile(res)->store;
     /* Aggregate mode's call paths: small (paths, not calls), so copied. */
     size_t paths = sp_results_call_path_count(res);
     view->paths = spi_calloc(paths + 1, sizeof *view->paths);
@@ -254,10 +261,20 @@ SP_API int sp_summary_percentile(const sp_results *results, size_t region, const
         if (sp_results_row_region(results, i) != region ||
             !spi_rank_selected(ranks, rank_count, sp_results_row_rank(results, i)))
             continue;
-        uint64_t c = sp_results_row_calls(results, i);
-        const int64_t *d = sp_results_row_durations(results, i);
-        if (c && d) memcpy(all + k, d, (size_t)c * sizeof *all);
-        if (d) k += (size_t)c;
+        /* through a cursor: the calls may still be in the file */
+        sp_calls *calls;
+        sp_call_slice slice;
+        int status = sp_calls_open(results, i, 0, &calls);
+        while (status == SP_OK && (status = sp_calls_next(calls, &slice, NULL, 0)) == SP_OK &&
+               slice.count && k + slice.count <= n) {
+            memcpy(all + k, slice.durations, slice.count * sizeof *all);
+            k += slice.count;
+        }
+        sp_calls_close(calls);
+        if (status != SP_OK) {
+            spi_free(all);
+            return status;
+        }
     }
     qsort(all, k, sizeof *all, cmp_i64);
     *value_ns = k ? spi_percentile_sorted(all, k, percent) : 0.0;

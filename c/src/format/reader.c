@@ -49,7 +49,7 @@ static int finish(spi_profile *out, const char *path, unsigned flags, int status
 }
 
 int spi_profile_read(spi_profile *out, const char *path, unsigned flags, spi_error *err) {
-    if (!out || !path || (flags & ~(SPI_READ_SUMMARY_ONLY | SPI_READ_WITH_ENDS)))
+    if (!out || !path || (flags & ~(SPI_READ_SUMMARY_ONLY | SPI_READ_WITH_ENDS | SPI_READ_CALLS_ON_DEMAND)))
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
                              "spi_profile_read: invalid argument");
     *out = (spi_profile){0};
@@ -76,7 +76,7 @@ int spi_profile_read(spi_profile *out, const char *path, unsigned flags, spi_err
 
 int spi_profile_read_image(spi_profile *out, const void *image, size_t size, const char *name,
                            unsigned flags, spi_error *err) {
-    if (!out || !image || !name || (flags & ~(SPI_READ_SUMMARY_ONLY | SPI_READ_WITH_ENDS)))
+    if (!out || !image || !name || (flags & ~(SPI_READ_SUMMARY_ONLY | SPI_READ_WITH_ENDS | SPI_READ_CALLS_ON_DEMAND)))
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
                              "spi_profile_read_image: invalid argument");
     *out = (spi_profile){0};

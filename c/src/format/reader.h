@@ -23,6 +23,13 @@
 /* Also fill every row's ends (start + duration), in the same pass that
  * computes the statistics. */
 #define SPI_READ_WITH_ENDS 2u
+/* Keep the event columns of an HDF5 schema 2/3 columnar file in the file
+ * (profile->store, format/reader_calls.c) and read them through cursors
+ * (profile/call_cursor.h); the statistics come from one streamed pass.
+ * Taken only when every row has a stored exclusive total (the call tree
+ * is then never needed whole); any other file is read whole, and then
+ * SPI_READ_WITH_ENDS applies. */
+#define SPI_READ_CALLS_ON_DEMAND 4u
 
 /* Fill *out (which must be zeroed) from the file at path. On error *out is
  * released and zeroed and err names the file and the problem. Statuses:

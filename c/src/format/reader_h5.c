@@ -29,6 +29,7 @@
 #include "util/alloc.h"
 #include "format/h5_util.h"
 #include "format/reader.h"
+#include "format/reader_calls.h"
 #include "format/reader_h5_util.h"
 #include "format/schema.h"
 
@@ -532,19 +533,8 @@ static int read_event_column(const spi_h5r *h, hid_t events, spi_event_col col,
                              spi_profile *out) {
     const char *name = ev_name(col);
     hid_t dset;
-    hsize_t len;
-    int status = spi_h5r_open_column(h, events, name, &dset, &len);
+    int status = spi_h5r_open_event_column(h, events, name, c->rows > 0 ? max_end : 0, &dset);
     if (status != SP_OK) return status;
-    hid_t type = H5Dget_type(dset);
-    if (!spi_h5r_sane_scalar_type(type, H5T_INTEGER))
-        status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: dataset events/%s has the wrong "
-                               "element type", h->path, name);
-    if (type >= 0) H5Tclose(type);
-    if (status == SP_OK && c->rows > 0 && len < max_end)
-        status = spi_error_set(h->err, SP_ERR_CORRUPT,
-                               "%s claims %" PRIu64 " recorded events but its event column "
-                               "events/%s holds %llu. The file is truncated or damaged.",
-                               h->path, max_end, name, (unsigned long long)len);
     int64_t *block = NULL;
     for (size_t i = 0; status == SP_OK && i < out->row_count;) {
         spi_row *row = &out->rows[order[i].row];
@@ -597,7 +587,18 @@ static int read_event_column(const spi_h5r *h, hid_t events, spi_event_col col,
     return status;
 }
 
-static int read_events(const spi_h5r *h, hid_t file, const index_cols *c, spi_profile *out) {
+/* SPI_READ_CALLS_ON_DEMAND is honoured when nothing needs the calls whole:
+ * every row's exclusive total is stored (no call tree to build) and the
+ * file has no GPU times (the streamed statistics do not carry them). */
+static bool calls_may_stay(hid_t events, const spi_profile *out) {
+    if (spi_h5r_exists(events, ev_name(SPI_EV_GPU_DURATIONS))) return false;
+    for (size_t i = 0; i < out->row_count; i++)
+        if (out->rows[i].exclusive_total < 0) return false;
+    return true;
+}
+
+static int read_events(const spi_h5r *h, hid_t file, const index_cols *c, spi_profile *out,
+                       bool on_demand) {
     if (!spi_h5r_exists(file, SPI_GROUP_EVENTS))
         return spi_error_set(h->err, SP_ERR_NOT_A_PROFILE,
                              "%s is not a scope-profiler profile: group events is missing",
@@ -617,6 +618,12 @@ static int read_events(const spi_h5r *h, hid_t file, const index_cols *c, spi_pr
     if (dset >= 0) H5Dclose(dset);
     uint64_t max_end = 0;
     if (status == SP_OK) status = validate_event_index(h, c, start_len, order, &max_end);
+    if (status == SP_OK && on_demand && calls_may_stay(events, out)) {
+        status = spi_h5_call_store_open(h, events, c->offsets, max_end, deltas, out);
+        spi_free(order);
+        H5Gclose(events);
+        return status;
+    }
 
     if (status == SP_OK) status = read_event_column(h, events, start_col, order, c, max_end, out);
     if (status == SP_OK) status = read_event_column(h, events, second_col, order, c, max_end, out);
@@ -721,7 +728,7 @@ static int read_columnar(const spi_h5r *h, spi_profile *out, unsigned flags) {
     H5Gclose(index);
     if (status == SP_OK) status = index_to_rows(h, &cols, out->aggregate, out);
     if (status == SP_OK && !out->aggregate && !summary_only)
-        status = read_events(h, h->file, &cols, out);
+        status = read_events(h, h->file, &cols, out, (flags & SPI_READ_CALLS_ON_DEMAND) != 0);
     if (status == SP_OK) {
         /* num_ranks (FORMAT.md 4.2): mpi_size, widened by the highest rank. */
         const spi_meta_entry *size = spi_meta_find(&out->metadata, "mpi_size");
@@ -762,8 +769,11 @@ static int read_open_file(spi_profile *out, hid_t file, const char *path, unsign
     if (status == SP_OK) status = spi_h5r_read_perf(&h, out);
     if (status == SP_OK) status = spi_h5r_read_likwid(&h, out);
     if (status == SP_OK) status = spi_h5r_read_call_paths(&h, out);
-    /* Identifiers left open by an error path go with the file. */
-    H5Fclose(file);
+    /* Identifiers left open by an error path go with the file. A store
+     * that took the file keeps it open until the profile is released (on
+     * error too: the caller frees the profile once the HDF5 lock is
+     * released, and the store's release takes that lock). */
+    if (!out->store) H5Fclose(file);
     return status;
 }
 
@@ -812,6 +822,9 @@ static hid_t open_image(const void *image, size_t size, const char *name) {
     if (fapl >= 0) H5Pclose(fapl);
     return file;
 }
+
+void spi_h5r_lock(void) { pthread_mutex_lock(&h5_lock); }
+void spi_h5r_unlock(void) { pthread_mutex_unlock(&h5_lock); }
 
 /* image NULL: read the file at path; else read `size` bytes of image,
  * called `path` in messages. */

@@ -166,6 +166,28 @@ hid_t spi_h5r_strict_dxpl(bool *out_of_range) {
     return dxpl;
 }
 
+int spi_h5r_open_event_column(const spi_h5r *h, hid_t events, const char *name, uint64_t needed,
+                              hid_t *dset) {
+    hsize_t len;
+    int status = spi_h5r_open_column(h, events, name, dset, &len);
+    if (status != SP_OK) return status;
+    hid_t type = H5Dget_type(*dset);
+    if (!spi_h5r_sane_scalar_type(type, H5T_INTEGER))
+        status = spi_error_set(h->err, SP_ERR_CORRUPT,
+                               "%s: dataset events/%s has the wrong element type", h->path, name);
+    if (type >= 0) H5Tclose(type);
+    if (status == SP_OK && len < needed)
+        status = spi_error_set(h->err, SP_ERR_CORRUPT,
+                               "%s claims %llu recorded events but its event column events/%s "
+                               "holds %llu. The file is truncated or damaged.",
+                               h->path, (unsigned long long)needed, name, (unsigned long long)len);
+    if (status != SP_OK) {
+        H5Dclose(*dset);
+        *dset = -1;
+    }
+    return status;
+}
+
 static int length_mismatch(const spi_h5r *h, const char *name, hsize_t len, hsize_t expected) {
     return spi_error_set(h->err, SP_ERR_CORRUPT,
                          "%s: dataset %s has %llu rows, expected %llu. The file is truncated or "

@@ -54,6 +54,13 @@ int spi_h5r_exists(hid_t loc, const char *name);
 int spi_h5r_open_column(const spi_h5r *h, hid_t loc, const char *name, hid_t *dset,
                         hsize_t *len);
 
+/* Open event column `name` of group `events` after the checks every
+ * reader of it makes: one-dimensional, integer elements, at least `needed`
+ * values (what the index addresses). SP_OK with *dset open, or an error
+ * naming the file and the column. */
+int spi_h5r_open_event_column(const spi_h5r *h, hid_t events, const char *name, uint64_t needed,
+                              hid_t *dset);
+
 /* Read a whole integer column into a new array of int64 (or uint64 when
  * is_unsigned). expected: required length or SPI_H5R_ANY_LENGTH. *len gets
  * the length read. */

@@ -30,6 +30,8 @@ void spi_row_free(spi_row *row) {
 void spi_profile_free(spi_profile *profile) {
     if (profile->source) profile->source->release(profile->source);
     profile->source = NULL;
+    if (profile->store) profile->store->release(profile->store);
+    profile->store = NULL;
     spi_meta_free(&profile->metadata);
     for (size_t i = 0; i < profile->name_count; i++) spi_free(profile->names[i]);
     spi_free(profile->names);

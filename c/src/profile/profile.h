@@ -41,6 +41,7 @@ typedef struct spi_row {
     char *tags_json;          /* JSON list of strings; NULL = "[]" */
     char *event_metadata_json;/* NULL = "[]" */
     spi_stats stats;          /* FORMAT.md 2.1, of the calls in stored order */
+    bool out_of_start_order;  /* some start is below the one before it */
     /* Aggregate layout (FORMAT.md 1.8): the row has no per-call data
      * (count stays 0, every array NULL); these carry its totals instead. */
     bool aggregate;
@@ -128,10 +129,32 @@ typedef struct spi_call_slice {
     size_t count;
     const int64_t *starts;
     const int64_t *durations;
+    const int64_t *ends;          /* call_cursor.h only; NULL elsewhere */
+    const int64_t *gpu_durations; /* call_cursor.h only; NULL elsewhere */
     const int64_t *call_ids;
     const int64_t *parent_ids;
     const int64_t *thread_ids;
 } spi_call_slice;
+
+/* Rows whose calls stay in a file until asked for (a read with
+ * SPI_READ_CALLS_ON_DEMAND, format/reader_calls.c): any range of any row,
+ * any number of times, from several cursors at once. */
+typedef struct spi_call_store spi_call_store;
+struct spi_call_store {
+    /* Calls [first, first + count) of `row` into the arrays of `out` (each
+     * `count` long; NULL = not wanted). `previous_start` is the absolute
+     * start of call first - 1 (ignored for first == 0): files that store
+     * start differences need it. Starts come back absolute. Columns the
+     * file lacks are left alone (see `columns`). SP_OK or an error with
+     * err filled (naming the file). */
+    int (*read)(spi_call_store *store, size_t row, uint64_t first, size_t count,
+                int64_t previous_start, int64_t *starts, int64_t *durations, int64_t *call_ids,
+                int64_t *parent_ids, int64_t *thread_ids, spi_error *err);
+    void (*release)(spi_call_store *store);
+    unsigned columns; /* SPI_EV_BIT set of the optional columns the file has
+                         (ids only: files with GPU times are read whole) */
+    const char *path; /* the file, for messages */
+};
 
 /* Rows whose calls are produced on demand instead of held in arrays (a
  * bounded trace's finalize, record/run_stream.c): each row is asked for in
@@ -185,6 +208,10 @@ typedef struct spi_profile {
     /* Not NULL: the rows' calls come from here (row arrays stay NULL;
      * count, exclusive_total and names are set). Owned by the profile. */
     spi_row_source *source;
+    /* Not NULL: the rows' calls are in the file behind this store (row
+     * arrays stay NULL; count, stats and exclusive_total are set). Owned
+     * by the profile. */
+    spi_call_store *store;
 } spi_profile;
 
 /* Calls [first, first + max) of row `row` (fewer at the row's end): the

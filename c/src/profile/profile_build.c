@@ -6,6 +6,7 @@
  * the calls, no int64 overflow hides in a damaged file) hold whoever built it.
  */
 #include "profile/profile.h"
+#include "profile/call_cursor.h"
 
 #include <stdint.h>
 #include <string.h>
@@ -102,12 +103,68 @@ static bool row_overflows(const spi_row *row) {
     return false;
 }
 
+static int out_of_range(const spi_profile *profile, const spi_row *row, const char *path,
+                        spi_error *err) {
+    return spi_error_set(err, SP_ERR_CORRUPT,
+                         "%s: region %s on rank %u has timestamps out of range. The file is "
+                         "damaged.",
+                         path, row->region < profile->name_count ? profile->names[row->region] : "?",
+                         row->rank);
+}
+
+/* A row whose calls are in the file (profile->store): two streamed passes,
+ * the first for the total (so the mean is known), the range checks and the
+ * start order, the second for the statistics, bit for bit what
+ * spi_stats_compute gives over the whole row (row_stats.h). */
+static int stream_row_stats(spi_profile *profile, size_t index, const char *path,
+                            spi_error *err) {
+    spi_row *row = &profile->rows[index];
+    spi_call_cursor cursor;
+    spi_call_slice slice;
+    int64_t total = 0, previous = INT64_MIN;
+    int status = spi_call_cursor_open(&cursor, profile, index,
+                                      SPI_CURSOR_STARTS | SPI_CURSOR_DURATIONS, 0);
+    while (status == SP_OK && (status = spi_call_cursor_next(&cursor, &slice, err)) == SP_OK &&
+           slice.count) {
+        for (size_t k = 0; k < slice.count; k++) {
+            int64_t start = slice.starts[k], d = slice.durations[k];
+            if (add_overflows(start, d) || add_overflows(total, d)) {
+                spi_call_cursor_close(&cursor);
+                return out_of_range(profile, row, path, err);
+            }
+            total += d;
+            if (start < previous) row->out_of_start_order = true;
+            previous = start;
+        }
+    }
+    spi_call_cursor_close(&cursor);
+    if (status != SP_OK) return status;
+    spi_stats_stream stream;
+    spi_stats_stream_begin(&stream, row->count, (uint64_t)total);
+    status = spi_call_cursor_open(&cursor, profile, index, SPI_CURSOR_STARTS | SPI_CURSOR_DURATIONS,
+                                  0);
+    while (status == SP_OK && (status = spi_call_cursor_next(&cursor, &slice, err)) == SP_OK &&
+           slice.count)
+        spi_stats_stream_add(&stream, slice.starts, slice.durations, slice.count);
+    spi_call_cursor_close(&cursor);
+    if (status == SP_OK) spi_stats_stream_end(&stream, &row->stats);
+    return status;
+}
+
 int spi_profile_compute_stats(spi_profile *profile, const char *path, bool with_ends,
                               spi_error *err) {
     profile->event_count = 0;
     for (size_t i = 0; i < profile->row_count; i++) {
         spi_row *row = &profile->rows[i];
         if (row->aggregate) continue;
+        if (profile->store) {
+            int status = stream_row_stats(profile, i, path, err);
+            if (status != SP_OK) return status;
+            profile->event_count += row->count;
+            continue;
+        }
+        for (uint64_t k = 1; k < row->count && row->starts && !row->out_of_start_order; k++)
+            row->out_of_start_order = row->starts[k] < row->starts[k - 1];
         if (row->count > 0 && (!row->starts || !row->durations)) continue;
         if (with_ends && row->count > 0 &&
             !(row->ends = spi_malloc((size_t)row->count * sizeof *row->ends)))

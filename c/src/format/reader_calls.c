@@ -1,0 +1,162 @@
+/*
+ * reader_calls.c - event columns read on demand from an open HDF5 file
+ * (reader_calls.h).
+ *
+ * The store keeps the file and one dataset per event column open. Each
+ * read is one hyperslab per wanted column under the reader's HDF5 lock.
+ * Every column gets a chunk cache of several chunks: cursors over
+ * different rows of one rank (the views' merge by start time) take turns
+ * on the same dataset, and HDF5's default of 1 MiB would decompress the
+ * same 512 KiB chunk again for each of them.
+ */
+#include "format/reader_calls.h"
+
+#include <string.h>
+
+#include "format/h5_util.h"
+#include "format/schema.h"
+#include "util/alloc.h"
+
+/* Per column: bytes of decompressed chunks kept, and hash slots (a prime
+ * well above the chunks that fit, as the HDF5 manual advises). */
+#define CALL_CHUNK_CACHE_BYTES (4u << 20)
+#define CALL_CHUNK_CACHE_SLOTS 1009u
+
+enum { COL_START, COL_SECOND, COL_CALL_IDS, COL_PARENT_IDS, COL_THREAD_IDS, COL_COUNT };
+
+typedef struct h5_call_store {
+    spi_call_store base;
+    hid_t file;
+    hid_t columns[COL_COUNT]; /* -1 = not in the file */
+    const char *names[COL_COUNT];
+    uint64_t *offsets;        /* [row_count] first call of each row */
+    size_t row_count;
+    bool deltas;              /* start_deltas + durations, else start_times + end_times */
+    char *path;
+} h5_call_store;
+
+static const spi_event_col optional_col[COL_COUNT] = {
+    [COL_CALL_IDS] = SPI_EV_CALL_IDS, [COL_PARENT_IDS] = SPI_EV_PARENT_IDS,
+    [COL_THREAD_IDS] = SPI_EV_THREAD_IDS};
+
+static void store_release(spi_call_store *base) {
+    h5_call_store *s = (h5_call_store *)base;
+    spi_h5r_lock();
+    spi_h5_silence_state silence;
+    spi_h5_silence(&silence);
+    for (int i = 0; i < COL_COUNT; i++)
+        if (s->columns[i] >= 0) H5Dclose(s->columns[i]);
+    if (s->file >= 0) H5Fclose(s->file);
+    spi_h5_restore(&silence);
+    spi_h5r_unlock();
+    spi_free(s->offsets);
+    spi_free(s->path);
+    spi_free(s);
+}
+
+static int read_column(const spi_h5r *h, h5_call_store *s, int col, uint64_t offset, size_t count,
+                       int64_t *buf) {
+    if (!buf || s->columns[col] < 0) return SP_OK;
+    return spi_h5r_read_int_slice(h, s->columns[col], s->names[col], offset, count, buf);
+}
+
+static int store_read(spi_call_store *base, size_t row, uint64_t first, size_t count,
+                      int64_t previous_start, int64_t *starts, int64_t *durations,
+                      int64_t *call_ids, int64_t *parent_ids, int64_t *thread_ids,
+                      spi_error *err) {
+    h5_call_store *s = (h5_call_store *)base;
+    spi_h5r h = {.file = s->file, .path = s->path, .err = err};
+    uint64_t offset = s->offsets[row] + first;
+    spi_h5r_lock();
+    spi_h5_silence_state silence;
+    spi_h5_silence(&silence);
+    int status = read_column(&h, s, COL_START, offset, count, starts);
+    if (status == SP_OK) status = read_column(&h, s, COL_SECOND, offset, count, durations);
+    if (status == SP_OK) status = read_column(&h, s, COL_CALL_IDS, offset, count, call_ids);
+    if (status == SP_OK) status = read_column(&h, s, COL_PARENT_IDS, offset, count, parent_ids);
+    if (status == SP_OK) status = read_column(&h, s, COL_THREAD_IDS, offset, count, thread_ids);
+    spi_h5_restore(&silence);
+    spi_h5r_unlock();
+    if (status != SP_OK) return status;
+    if (s->deltas) {
+        /* the same wrapping sum as a full read (reader_h5.c) */
+        uint64_t acc = first == 0 ? 0 : (uint64_t)previous_start;
+        for (size_t k = 0; k < count; k++) {
+            acc += (uint64_t)starts[k];
+            starts[k] = (int64_t)acc;
+        }
+    } else if (durations) {
+        for (size_t k = 0; k < count; k++)
+            durations[k] = (int64_t)((uint64_t)durations[k] - (uint64_t)starts[k]);
+    }
+    return SP_OK;
+}
+
+/* A column with a bigger chunk cache (see the top of the file). */
+static hid_t open_cached(hid_t events, const char *name) {
+    hid_t dapl = H5Pcreate(H5P_DATASET_ACCESS);
+    if (dapl >= 0 &&
+        H5Pset_chunk_cache(dapl, CALL_CHUNK_CACHE_SLOTS, CALL_CHUNK_CACHE_BYTES, 1.0) < 0) {
+        H5Pclose(dapl);
+        dapl = -1;
+    }
+    hid_t dset = H5Dopen2(events, name, dapl >= 0 ? dapl : H5P_DEFAULT);
+    if (dapl >= 0) H5Pclose(dapl);
+    return dset;
+}
+
+/* Checks what a full read would (type, length against the index) and
+ * opens the column for the store. */
+static int open_store_column(const spi_h5r *h, hid_t events, spi_event_col col, uint64_t max_end,
+                             hid_t *out, const char **out_name) {
+    const char *name = *out_name = spi_event_columns[col].name;
+    hid_t dset;
+    int status = spi_h5r_open_event_column(h, events, name, max_end, &dset);
+    if (status != SP_OK) return status;
+    H5Dclose(dset);
+    if ((*out = open_cached(events, name)) < 0)
+        return spi_error_set(h->err, SP_ERR_CORRUPT, "%s: cannot open dataset events/%s",
+                             h->path, name);
+    return SP_OK;
+}
+
+int spi_h5_call_store_open(const spi_h5r *h, hid_t events, const uint64_t *offsets,
+                           uint64_t max_end, bool deltas, spi_profile *out) {
+    h5_call_store *s = spi_calloc(1, sizeof *s);
+    if (!s) return spi_error_set(h->err, SP_ERR_OUT_OF_MEMORY, "%s: out of memory", h->path);
+    s->file = -1;
+    for (int i = 0; i < COL_COUNT; i++) s->columns[i] = -1;
+    s->deltas = deltas;
+    s->row_count = out->row_count;
+    s->base = (spi_call_store){.read = store_read, .release = store_release};
+    int status = SP_OK;
+    if (!(s->path = spi_strdup(h->path)) ||
+        !(s->offsets = spi_malloc((out->row_count ? out->row_count : 1) * sizeof *s->offsets)))
+        status = spi_error_set(h->err, SP_ERR_OUT_OF_MEMORY, "%s: out of memory", h->path);
+    if (status == SP_OK && out->row_count)
+        memcpy(s->offsets, offsets, out->row_count * sizeof *offsets);
+    if (status == SP_OK)
+        status = open_store_column(h, events, deltas ? SPI_EV_START_DELTAS : SPI_EV_START_TIMES,
+                                   max_end, &s->columns[COL_START], &s->names[COL_START]);
+    if (status == SP_OK)
+        status = open_store_column(h, events, deltas ? SPI_EV_DURATIONS : SPI_EV_END_TIMES,
+                                   max_end, &s->columns[COL_SECOND], &s->names[COL_SECOND]);
+    for (int i = COL_CALL_IDS; status == SP_OK && i < COL_COUNT; i++) {
+        if (!spi_h5r_exists(events, spi_event_columns[optional_col[i]].name)) continue;
+        status = open_store_column(h, events, optional_col[i], max_end, &s->columns[i], &s->names[i]);
+        s->base.columns |= SPI_EV_BIT(optional_col[i]);
+    }
+    if (status != SP_OK) {
+        for (int i = 0; i < COL_COUNT; i++)
+            if (s->columns[i] >= 0) H5Dclose(s->columns[i]);
+        spi_free(s->offsets);
+        spi_free(s->path);
+        spi_free(s);
+        return status;
+    }
+    s->base.path = s->path;
+    s->file = h->file;
+    out->store = &s->base;
+    out->event_columns |= s->base.columns;
+    return SP_OK;
+}
