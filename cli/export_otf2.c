@@ -50,19 +50,19 @@ typedef struct walk_ctx {
     OTF2_ErrorCode err;
 } walk_ctx;
 
-static int on_open(void *p, uint64_t ref, unsigned depth, int64_t start) {
+static int on_open(void *p, const view_call *call, unsigned depth, int64_t start) {
     (void)depth;
     walk_ctx *c = p;
     c->err = OTF2_EvtWriter_Enter(c->writer, NULL, (OTF2_TimeStamp)(start - c->shift),
-                                  (OTF2_RegionRef)view_ref_region(c->v, ref));
+                                  (OTF2_RegionRef)view_call_region(c->v, call));
     return c->err == OTF2_SUCCESS ? 0 : SP_ERR_OUTPUT;
 }
 
-static int on_close(void *p, uint64_t ref, unsigned depth, int64_t end) {
+static int on_close(void *p, const view_call *call, unsigned depth, int64_t end) {
     (void)depth;
     walk_ctx *c = p;
     c->err = OTF2_EvtWriter_Leave(c->writer, NULL, (OTF2_TimeStamp)(end - c->shift),
-                                  (OTF2_RegionRef)view_ref_region(c->v, ref));
+                                  (OTF2_RegionRef)view_call_region(c->v, call));
     return c->err == OTF2_SUCCESS ? 0 : SP_ERR_OUTPUT;
 }
 
@@ -102,6 +102,7 @@ int export_otf2(const char *dir, view_lanes *v, char *errbuf, size_t errbuf_len)
         int rc = view_lanes_walk(v, l, &cb, &c);
         if (rc) {
             if (rc == SP_ERR_OUT_OF_MEMORY) snprintf(errbuf, errbuf_len, "out of memory");
+            else if (v->error[0]) snprintf(errbuf, errbuf_len, "%s", v->error);
             else snprintf(errbuf, errbuf_len, "OTF2: %s", OTF2_Error_GetDescription(c.err));
             goto fail;
         }

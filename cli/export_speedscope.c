@@ -23,21 +23,21 @@ typedef struct emit_ctx {
     bool first;
 } emit_ctx;
 
-static int emit(emit_ctx *c, char type, uint64_t ref, int64_t at) {
+static int emit(emit_ctx *c, char type, const view_call *call, int64_t at) {
     fprintf(c->out, "%s{\"type\":\"%c\",\"frame\":%zu,\"at\":%" PRId64 "}", c->first ? "" : ",\n",
-            type, view_ref_region(c->v, ref), at - c->v->origin);
+            type, view_call_region(c->v, call), at - c->v->origin);
     c->first = false;
     return ferror(c->out) ? SP_ERR_OUTPUT : 0;
 }
 
-static int on_open(void *p, uint64_t ref, unsigned depth, int64_t start) {
+static int on_open(void *p, const view_call *call, unsigned depth, int64_t start) {
     (void)depth;
-    return emit(p, 'O', ref, start);
+    return emit(p, 'O', call, start);
 }
 
-static int on_close(void *p, uint64_t ref, unsigned depth, int64_t end) {
+static int on_close(void *p, const view_call *call, unsigned depth, int64_t end) {
     (void)depth;
-    return emit(p, 'C', ref, end);
+    return emit(p, 'C', call, end);
 }
 
 /* The thread table indexed by (rank, thread index), sorted once: a lookup
@@ -115,12 +115,8 @@ int export_speedscope(FILE *out, view_lanes *v) {
     view_walk_callbacks cb = {on_open, on_close};
     for (size_t l = 0; l < v->lane_count; l++) {
         const view_lane *lane = &v->lanes[l];
-        int64_t first = view_ref_start(v, v->refs[lane->first]);
-        int64_t last = first;
-        for (size_t i = 0; i < lane->count; i++) {
-            int64_t e = view_ref_end(v, v->refs[lane->first + i]);
-            if (e > last) last = e;
-        }
+        int64_t first = lane->start_min;
+        int64_t last = lane->end_max > first ? lane->end_max : first;
         fputs(l ? ",\n{\"type\":\"evented\",\"name\":" : "\n{\"type\":\"evented\",\"name\":", out);
         lane_name(out, keys, key_count, lane);
         fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":%" PRId64 ",\"endValue\":%" PRId64

@@ -157,11 +157,6 @@ static void links_free(links *ls) {
     free(ls->items);
 }
 
-static int64_t ref_column(const view_lanes *v, uint64_t ref, const int64_t *(*column)(const sp_results *, size_t)) {
-    const int64_t *values = column(v->res, view_ref_row(ref));
-    return values ? values[view_ref_index(ref)] : -1;
-}
-
 /* The walk's state: the node of every open call of the lane. */
 typedef struct build_ctx {
     flame_tree *t;
@@ -170,7 +165,7 @@ typedef struct build_ctx {
     uint32_t rank;       /* of the lane being walked */
     links links;
     int pass;            /* 0 collect wanted parents, 1 their paths, 2 build */
-    uint64_t *refs;      /* the open calls (passes 1, 2) */
+    view_call *open;     /* the open calls (passes 1, 2) */
     uint32_t *stack;     /* their nodes (pass 2) */
     int64_t *starts;
     size_t cap;
@@ -210,34 +205,34 @@ static int grow_stacks(build_ctx *c, unsigned depth) {
     if (s) c->stack = s;
     int64_t *st = realloc(c->starts, cap * sizeof *st);
     if (st) c->starts = st;
-    uint64_t *r = realloc(c->refs, cap * sizeof *r);
-    if (r) c->refs = r;
+    view_call *r = realloc(c->open, cap * sizeof *r);
+    if (r) c->open = r;
     if (!s || !st || !r) return SP_ERR_OUT_OF_MEMORY;
     c->cap = cap;
     return SP_OK;
 }
 
-static int on_open(void *p, uint64_t ref, unsigned depth, int64_t start) {
+static int on_open(void *p, const view_call *call, unsigned depth, int64_t start) {
     build_ctx *c = p;
     if (grow_stacks(c, depth) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
-    c->refs[depth] = ref;
+    c->open[depth] = *call;
     if (c->pass == 0) {
-        int64_t parent = depth == 0 ? ref_column(c->v, ref, sp_results_row_parent_ids) : -1;
+        int64_t parent = depth == 0 ? call->parent_id : -1;
         return parent >= 0 ? link_add(&c->links, c->rank, parent) : 0;
     }
     if (c->pass == 1) {
-        link *l = link_find(&c->links, c->rank, ref_column(c->v, ref, sp_results_row_call_ids));
+        link *l = link_find(&c->links, c->rank, call->call_id);
         if (!l || l->state != 0) return 0;
         l->path = malloc((depth + 1) * sizeof *l->path);
         if (!l->path) return SP_ERR_OUT_OF_MEMORY;
-        for (unsigned i = 0; i <= depth; i++) l->path[i] = (uint32_t)view_ref_region(c->v, c->refs[i]);
+        for (unsigned i = 0; i <= depth; i++) l->path[i] = (uint32_t)view_call_region(c->v, &c->open[i]);
         l->path_len = depth + 1;
-        l->root_parent = ref_column(c->v, c->refs[0], sp_results_row_parent_ids);
+        l->root_parent = c->open[0].parent_id;
         l->state = 1;
         return 0;
     }
     if (depth == 0) {
-        int64_t parent = ref_column(c->v, ref, sp_results_row_parent_ids);
+        int64_t parent = call->parent_id;
         link *l = parent >= 0 ? link_find(&c->links, c->rank, parent) : NULL;
         c->attached = l && (l->state == 1 || l->state == 3);
         int st = c->attached ? resolve(c, l, &c->base) : default_base(c, &c->base);
@@ -246,15 +241,15 @@ static int on_open(void *p, uint64_t ref, unsigned depth, int64_t start) {
     uint32_t parent = depth == 0 ? c->base : c->stack[depth - 1];
     uint32_t n;
     /* child() may move the node array: no node pointers across it. */
-    if (child(c->t, parent, (int64_t)view_ref_region(c->v, ref), &n) != SP_OK)
+    if (child(c->t, parent, (int64_t)view_call_region(c->v, call), &n) != SP_OK)
         return SP_ERR_OUT_OF_MEMORY;
     c->stack[depth] = n;
     c->starts[depth] = start;
     return 0;
 }
 
-static int on_close(void *p, uint64_t ref, unsigned depth, int64_t end) {
-    (void)ref;
+static int on_close(void *p, const view_call *call, unsigned depth, int64_t end) {
+    (void)call;
     build_ctx *c = p;
     if (c->pass != 2) return 0;
     flame_node *node = &c->t->nodes[c->stack[depth]];
@@ -282,14 +277,12 @@ int flame_tree_from_lanes(flame_tree *t, view_lanes *v, bool per_rank) {
     c.cap = 64;
     c.stack = malloc(c.cap * sizeof *c.stack);
     c.starts = malloc(c.cap * sizeof *c.starts);
-    c.refs = malloc(c.cap * sizeof *c.refs);
-    int st = c.stack && c.starts && c.refs ? SP_OK : SP_ERR_OUT_OF_MEMORY;
+    c.open = malloc(c.cap * sizeof *c.open);
+    int st = c.stack && c.starts && c.open ? SP_OK : SP_ERR_OUT_OF_MEMORY;
     view_walk_callbacks cb = {on_open, on_close};
     /* Passes 0 and 1 only when the file stores parents and some lane root
      * has one. */
-    bool parents = false;
-    for (size_t r = 0; r < sp_results_row_count(v->res) && !parents; r++)
-        parents = sp_results_row_parent_ids(v->res, r) && sp_results_row_call_ids(v->res, r);
+    bool parents = v->parents;
     for (c.pass = parents ? 0 : 2; c.pass < 3 && st == SP_OK; c.pass++) {
         if (c.pass == 1 && c.links.used == 0) continue;
         for (size_t l = 0; l < v->lane_count && st == SP_OK; l++) {
@@ -300,7 +293,7 @@ int flame_tree_from_lanes(flame_tree *t, view_lanes *v, bool per_rank) {
     links_free(&c.links);
     free(c.stack);
     free(c.starts);
-    free(c.refs);
+    free(c.open);
     return st;
 }
 

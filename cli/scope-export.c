@@ -307,21 +307,37 @@ static uint32_t *exported_ranks(const sp_results *res, const args *a, const bool
     return ranks;
 }
 
+/* The earliest start of the whole file (the rows' statistics, so no pass
+ * over the calls). */
+static int64_t export_origin(const sp_results *res) {
+    int64_t origin = 0;
+    bool have_origin = false;
+    for (size_t r = 0; r < sp_results_row_count(res); r++) {
+        sp_row_stats stats;
+        if (sp_results_row_calls(res, r) == 0 || sp_results_row_stats(res, r, &stats) != SP_OK)
+            continue;
+        if (!have_origin || stats.start_minimum < origin) origin = stats.start_minimum;
+        have_origin = true;
+    }
+    return origin;
+}
+
+/* The next slice of a row's calls; a file that cannot be read back is
+ * reported here, naming it (the message does). */
+static int next_slice(const sp_results *res, sp_calls *cursor, sp_call_slice *slice) {
+    char msg[512];
+    int st = sp_calls_next(cursor, slice, msg, sizeof msg);
+    if (st != SP_OK)
+        fprintf(stderr, "scope-export: %s\n", msg[0] ? msg : sp_results_path(res));
+    return st;
+}
+
 static int write_chrome(FILE *out, const sp_results *res, const args *a, const bool *region_on) {
     /* The origin is the earliest start of the whole file, not of the
      * selection: a filtered export lines up with an unfiltered one, and
      * every rank and language shares one zero. */
-    int64_t origin = 0;
-    bool have_origin = false;
+    int64_t origin = export_origin(res);
     size_t rows = sp_results_row_count(res);
-    for (size_t r = 0; r < rows; r++) {
-        const int64_t *starts = sp_results_row_starts(res, r);
-        for (uint64_t k = 0; starts && k < sp_results_row_calls(res, r); k++)
-            if (!have_origin || starts[k] < origin) {
-                origin = starts[k];
-                have_origin = true;
-            }
-    }
     size_t rank_count;
     uint32_t *ranks = exported_ranks(res, a, region_on, &rank_count);
     if (!ranks) return SP_ERR_OUT_OF_MEMORY;
@@ -360,35 +376,38 @@ static int write_chrome(FILE *out, const sp_results *res, const args *a, const b
         size_t region = sp_results_row_region(res, r);
         uint64_t calls = sp_results_row_calls(res, r);
         if (!rank_selected(a, rank) || !region_on[region] || calls == 0) continue;
-        const int64_t *starts = sp_results_row_starts(res, r);
-        const int64_t *durations = sp_results_row_durations(res, r);
-        const int64_t *call_ids = sp_results_row_call_ids(res, r);
-        const int64_t *parent_ids = sp_results_row_parent_ids(res, r);
-        const int64_t *thread_ids = sp_results_row_thread_ids(res, r);
-        if (!starts || !durations) continue;
         const char *name = sp_results_region_name(res, region);
-        for (uint64_t k = 0; k < calls; k++) {
-            fputs(first ? "{\"name\":" : ",\n{\"name\":", out);
-            first = false;
-            cli_json_string(out, name);
-            fputs(",\"ph\":\"X\",\"ts\":", out);
-            print_us(out, (int64_t)((uint64_t)starts[k] - (uint64_t)origin));
-            fputs(",\"dur\":", out);
-            print_us(out, durations[k]);
-            /* Unknown lanes (-1) share tid 0 with files that record no
-             * threads: the trace format has no "unknown thread". */
-            long long tid = thread_ids && thread_ids[k] >= 0 ? (long long)thread_ids[k] : 0;
-            fprintf(out, ",\"pid\":%u,\"tid\":%lld", rank, tid);
-            if (call_ids || parent_ids) {
-                fputs(",\"args\":{", out);
-                if (call_ids) fprintf(out, "\"call_id\":%lld", (long long)call_ids[k]);
-                if (parent_ids)
-                    fprintf(out, "%s\"parent_id\":%lld", call_ids ? "," : "",
-                            (long long)parent_ids[k]);
+        sp_calls *cursor;
+        sp_call_slice sl;
+        int st = sp_calls_open(res, r, 0, &cursor);
+        while (st == SP_OK && (st = next_slice(res, cursor, &sl)) == SP_OK && sl.count) {
+            const int64_t *call_ids = sl.call_ids, *parent_ids = sl.parent_ids;
+            for (size_t k = 0; k < sl.count; k++) {
+                fputs(first ? "{\"name\":" : ",\n{\"name\":", out);
+                first = false;
+                cli_json_string(out, name);
+                fputs(",\"ph\":\"X\",\"ts\":", out);
+                print_us(out, (int64_t)((uint64_t)sl.starts[k] - (uint64_t)origin));
+                fputs(",\"dur\":", out);
+                print_us(out, sl.durations[k]);
+                /* Unknown lanes (-1) share tid 0 with files that record no
+                 * threads: the trace format has no "unknown thread". */
+                long long tid =
+                    sl.thread_ids && sl.thread_ids[k] >= 0 ? (long long)sl.thread_ids[k] : 0;
+                fprintf(out, ",\"pid\":%u,\"tid\":%lld", rank, tid);
+                if (call_ids || parent_ids) {
+                    fputs(",\"args\":{", out);
+                    if (call_ids) fprintf(out, "\"call_id\":%lld", (long long)call_ids[k]);
+                    if (parent_ids)
+                        fprintf(out, "%s\"parent_id\":%lld", call_ids ? "," : "",
+                                (long long)parent_ids[k]);
+                    fputc('}', out);
+                }
                 fputc('}', out);
             }
-            fputc('}', out);
         }
+        sp_calls_close(cursor);
+        if (st != SP_OK) return st;
     }
     fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"source_file\":", out);
     cli_json_string(out, sp_results_path(res));
@@ -419,23 +438,23 @@ static int write_csv(FILE *out, const sp_results *res, const args *a, const bool
         size_t region = sp_results_row_region(res, r);
         uint64_t calls = sp_results_row_calls(res, r);
         if (!rank_selected(a, rank) || !region_on[region] || calls == 0) continue;
-        const int64_t *starts = sp_results_row_starts(res, r);
-        const int64_t *ends = sp_results_row_ends(res, r);
-        const int64_t *durations = sp_results_row_durations(res, r);
-        const int64_t *call_ids = sp_results_row_call_ids(res, r);
-        const int64_t *parent_ids = sp_results_row_parent_ids(res, r);
-        const int64_t *thread_ids = sp_results_row_thread_ids(res, r);
-        if (!starts || !ends || !durations) continue;
         const char *name = sp_results_region_name(res, region);
-        for (uint64_t k = 0; k < calls; k++) {
-            fprintf(out, "%u,", rank);
-            csv_field(out, name);
-            csv_optional(out, thread_ids, k);
-            csv_optional(out, call_ids, k);
-            csv_optional(out, parent_ids, k);
-            fprintf(out, ",%lld,%lld,%lld\n", (long long)starts[k], (long long)ends[k],
-                    (long long)durations[k]);
+        sp_calls *cursor;
+        sp_call_slice sl;
+        int st = sp_calls_open(res, r, 0, &cursor);
+        while (st == SP_OK && (st = next_slice(res, cursor, &sl)) == SP_OK && sl.count) {
+            for (size_t k = 0; k < sl.count; k++) {
+                fprintf(out, "%u,", rank);
+                csv_field(out, name);
+                csv_optional(out, sl.thread_ids, k);
+                csv_optional(out, sl.call_ids, k);
+                csv_optional(out, sl.parent_ids, k);
+                fprintf(out, ",%lld,%lld,%lld\n", (long long)sl.starts[k], (long long)sl.ends[k],
+                        (long long)sl.durations[k]);
+            }
         }
+        sp_calls_close(cursor);
+        if (st != SP_OK) return st;
     }
     return SP_OK;
 }
@@ -689,6 +708,7 @@ static int write_view(FILE *out, const char *dir, const sp_results *res, const a
         }
         flame_tree_free(&t);
     }
+    if (st != SP_OK && v.error[0]) fprintf(stderr, "scope-export: %s\n", v.error);
     if (v.clamped)
         fprintf(stderr, "scope-export: %s: %llu calls ended after their parent; cut at the "
                         "parent's end\n",
@@ -722,7 +742,8 @@ int main(int argc, char **argv) {
 
     char msg[1024];
     sp_results *res = NULL;
-    int st = cli_results_open(a.input, 0, &res, msg, sizeof msg);
+    /* calls stay in the file, read in slices: memory independent of its size */
+    int st = cli_results_open(a.input, SP_RESULTS_CALLS_ON_DEMAND, &res, msg, sizeof msg);
     if (st != SP_OK) {
         /* The reader's messages name the file; say it once more only when
          * one does not. */
@@ -766,7 +787,7 @@ int main(int argc, char **argv) {
         if (st != SP_OK) {
             if (st == SP_ERR_OUT_OF_MEMORY) fprintf(stderr, "scope-export: out of memory\n");
             cli_output_abandon(&out);
-            rc = CLI_EXIT_OTHER;
+            rc = cli_exit_code(st); /* a file that cannot be read back: 2 */
         } else {
             rc = cli_output_publish(&out);
         }

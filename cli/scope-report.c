@@ -134,7 +134,8 @@ int main(int argc, char **argv) {
 
     char msg[1024];
     sp_results *res = NULL;
-    int st = cli_results_open(input, 0, &res, msg, sizeof msg);
+    /* calls stay in the file, read in slices: memory independent of its size */
+    int st = cli_results_open(input, SP_RESULTS_CALLS_ON_DEMAND, &res, msg, sizeof msg);
     if (st != SP_OK) {
         if (strstr(msg, input)) fprintf(stderr, "scope-report: %s\n", msg);
         else fprintf(stderr, "scope-report: %s: %s\n", input, msg[0] ? msg : sp_error_string(st));
@@ -144,12 +145,15 @@ int main(int argc, char **argv) {
     cli_output out;
     rc = cli_output_open(&out, TOOL, output);
     if (rc == 0) {
-        st = report_write(out.fp, res, &o);
+        char why[512] = "";
+        st = report_write(out.fp, res, &o, why, sizeof why);
         if (st != SP_OK) {
             fprintf(stderr, "scope-report: %s\n",
-                    st == SP_ERR_OUT_OF_MEMORY ? "out of memory" : "cannot write the report");
+                    why[0]                       ? why
+                    : st == SP_ERR_OUT_OF_MEMORY ? "out of memory"
+                                                 : "cannot write the report");
             cli_output_abandon(&out);
-            rc = CLI_EXIT_OTHER;
+            rc = cli_exit_code(st); /* a file that cannot be read back: 2 */
         } else {
             rc = cli_output_publish(&out);
         }

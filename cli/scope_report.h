@@ -27,8 +27,11 @@ typedef struct report_options {
     const char *title;       /* NULL: from the label or the file name */
 } report_options;
 
-/* The whole page. Returns SP_OK, SP_ERR_OUT_OF_MEMORY or SP_ERR_OUTPUT. */
-int report_write(FILE *out, const sp_results *res, const report_options *o);
+/* The whole page. Returns SP_OK, SP_ERR_OUT_OF_MEMORY, SP_ERR_OUTPUT, or
+ * the error of a file whose calls cannot be read back (SP_ERR_CORRUPT,
+ * SP_ERR_HDF5); `why` then gets a message naming it ("" if none). */
+int report_write(FILE *out, const sp_results *res, const report_options *o, char *why,
+                 size_t why_len);
 
 /* <svg> bars of the per-rank totals (min, mean, max over the ranks that
  * ran it) of the `top` regions with the largest pooled total. */

@@ -170,7 +170,8 @@ static int cmp_entry_total(const void *pa, const void *pb) {
     return (a->region > b->region) - (a->region < b->region);
 }
 
-static int summary_table(FILE *out, const sp_results *res, const report_options *o) {
+static int summary_table(FILE *out, const sp_results *res, const report_options *o, char *why,
+                         size_t why_len) {
     size_t n = sp_results_region_count(res);
     bool any_source = false;
     for (size_t r = 0; r < sp_results_row_count(res) && !any_source; r++) {
@@ -205,6 +206,7 @@ static int summary_table(FILE *out, const sp_results *res, const report_options 
     int st = sp_summary_regions(res, o->ranks, o->rank_count, all, msg, sizeof msg);
     if (st == SP_ERR_NESTING) snprintf(warning, sizeof warning, "%s", msg);
     else if (st != SP_OK) {
+        snprintf(why, why_len, "%s", msg);
         free(all);
         free(e);
         free(sources);
@@ -257,7 +259,8 @@ static int summary_table(FILE *out, const sp_results *res, const report_options 
     return SP_OK;
 }
 
-int report_write(FILE *out, const sp_results *res, const report_options *o) {
+int report_write(FILE *out, const sp_results *res, const report_options *o, char *why,
+                 size_t why_len) {
     long label = sp_results_metadata_find(res, "label");
     const char *text = label >= 0 ? sp_results_metadata_string(res, (size_t)label) : NULL;
     const char *title = o->title ? o->title : text && text[0] ? text : sp_results_path(res);
@@ -278,7 +281,7 @@ int report_write(FILE *out, const sp_results *res, const report_options *o) {
           out);
 
     metadata_table(out, res);
-    int st = summary_table(out, res, o);
+    int st = summary_table(out, res, o, why, why_len);
 
     view_lanes v;
     memset(&v, 0, sizeof v);
@@ -307,6 +310,7 @@ int report_write(FILE *out, const sp_results *res, const report_options *o) {
                   "events (aggregate layout or summary only).</p>\n",
                   out);
     }
+    if (st != SP_OK && v.error[0] && !why[0]) snprintf(why, why_len, "%s", v.error);
     view_lanes_free(&v);
     if (st != SP_OK) return st;
     fputs(table_script, out);

@@ -20,14 +20,6 @@
 #include "cli_common.h"
 #include "scope_report.h"
 
-static unsigned log2_bin(int64_t d) {
-    unsigned b = 0;
-    while (d > 0 && b < 64) {
-        d >>= 1;
-        b++;
-    }
-    return b; /* d in [2^(b-1), 2^b) */
-}
 
 typedef struct tl_ctx {
     FILE *out;
@@ -38,13 +30,13 @@ typedef struct tl_ctx {
     uint64_t written;
 } tl_ctx;
 
-static int on_open(void *p, uint64_t ref, unsigned depth, int64_t start) {
+static int on_open(void *p, const view_call *call, unsigned depth, int64_t start) {
     tl_ctx *c = p;
-    int64_t dur = view_ref_end(c->v, ref) - start;
+    int64_t dur = call->end - start;
     if (dur < c->threshold) return 0;
     if (depth > c->max_depth) c->max_depth = depth;
     fprintf(c->out, "%s%" PRId64 ",%" PRId64 ",%u,%zu", c->first ? "" : ",", start - c->v->origin,
-            dur, depth, view_ref_region(c->v, ref));
+            dur, depth, view_call_region(c->v, call));
     c->first = false;
     c->written++;
     return ferror(c->out) ? SP_ERR_OUTPUT : 0;
@@ -147,13 +139,9 @@ static const char timeline_script[] =
 
 int report_timeline(FILE *out, view_lanes *v, const report_options *o) {
     const sp_results *res = v->res;
-    uint64_t hist[66] = {0};
-    for (size_t i = 0; i < v->ref_count; i++) {
-        uint64_t ref = v->refs[i];
-        hist[log2_bin(view_ref_end(v, ref) - view_ref_start(v, ref))]++;
-    }
+    const uint64_t *hist = v->duration_bins;
     int64_t threshold = 0;
-    if (v->ref_count > o->timeline_calls) {
+    if (v->call_count > o->timeline_calls) {
         uint64_t kept = 0;
         unsigned b = 65;
         while (b > 0 && kept + hist[b - 1] <= o->timeline_calls) kept += hist[--b];
@@ -161,8 +149,8 @@ int report_timeline(FILE *out, view_lanes *v, const report_options *o) {
         threshold = b == 0 ? 0 : b >= 64 ? INT64_MAX : (int64_t)1 << (b - 1);
     }
     char buf[48];
-    fprintf(out, "<p class=\"note\" id=\"tl-note\">%zu lanes (rank / thread), %zu calls", 
-            v->lane_count, v->ref_count);
+    fprintf(out, "<p class=\"note\" id=\"tl-note\">%zu lanes (rank / thread), %" PRIu64 " calls",
+            v->lane_count, v->call_count);
     if (threshold > 0) {
         report_format_ns(buf, sizeof buf, (double)threshold);
         fprintf(out, "; only calls of at least %s are drawn (the page holds at most %" PRIu64
@@ -174,7 +162,7 @@ int report_timeline(FILE *out, view_lanes *v, const report_options *o) {
           "id=\"tl-tip\"></div></div>\n<script type=\"application/json\" id=\"tl-data\">{\"end\":",
           out);
     fprintf(out, "%" PRId64 ",\"threshold_ns\":%" PRId64 ",\"names\":[",
-            v->ref_count ? v->end_max - v->origin : 0, threshold);
+            v->call_count ? v->end_max - v->origin : 0, threshold);
     for (size_t r = 0; r < sp_results_region_count(res); r++) {
         if (r) fputc(',', out);
         cli_json_string_html(out, sp_results_region_name(res, r));

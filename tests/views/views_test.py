@@ -58,8 +58,9 @@ def skip(reason):
     sys.exit(77)
 
 
-def run(tool, *args, rc=0):
-    proc = subprocess.run([tool, *args], capture_output=True)
+def run(tool, *args, rc=0, env=None):
+    proc = subprocess.run([tool, *args], capture_output=True,
+                          env=None if env is None else {**os.environ, **env})
     proc.stdout = proc.stdout.decode("utf-8", "replace")
     proc.stderr = proc.stderr.decode("utf-8", "replace")
     if rc is not None and proc.returncode != rc:
@@ -491,6 +492,17 @@ def case_damage(kind):
     expect(not leftovers, f"temporary files left: {leftovers}")
 
 
+def write_two_threads(f):
+    """The thread table of one rank with threads "main" (0) and "worker" (1)."""
+    tt = f.create_group("thread_table")
+    for name, values in (("ranks", [0, 0]), ("index", [0, 1]), ("ident", [1, 2]),
+                         ("native_id", [1, 2]), ("daemon", [0, 0]), ("start_ns", [0, 0]),
+                         ("end_ns", [-1, -1]), ("cpu_ns", [0, 0])):
+        tt[name] = np.array(values, dtype=np.int64)
+    tt.create_dataset("name", data=np.array(["main", "worker"], dtype=object),
+                      dtype=h5py.string_dtype("utf-8"))
+
+
 def case_crosslane(_):
     """A lane's root call whose stored parent is on another lane (what
     scope-merge writes for cross-language parents) hangs under that parent
@@ -515,12 +527,7 @@ def case_crosslane(_):
         for name, col in (("start_deltas", 1), ("durations", 2), ("call_ids", 3),
                           ("parent_ids", 4), ("thread_ids", 5)):
             ev[name] = np.array([r[col][0] for r in rows], dtype=np.int64)
-        tt = f.create_group("thread_table")
-        for name, values in (("ranks", [0, 0]), ("index", [0, 1]), ("ident", [1, 2]),
-                             ("native_id", [1, 2]), ("daemon", [0, 0]), ("start_ns", [0, 0]),
-                             ("end_ns", [-1, -1]), ("cpu_ns", [0, 0])):
-            tt[name] = np.array(values, dtype=np.int64)
-        tt.create_dataset("name", data=np.array(["main", "worker"], dtype=object), dtype=vstr)
+        write_two_threads(f)
     run(opts.export, path, "-o", "out.folded", "--format", "folded")
     got = {";".join(s): w for s, w in parse_folded("out.folded")}
     expect(got == {"A": 50, "A;B": 40, "A;B;C": 10}, f"folded {got}")
@@ -528,6 +535,81 @@ def case_crosslane(_):
     frames = {n: (w, d) for n, w, d in svg_frames("out.svg")}
     expect(frames.get("B", (0, 0))[1] == 2 and frames.get("C", (0, 0))[1] == 3,
            f"B and C not under A: {frames}")
+
+
+def write_unsorted(path):
+    """Two threads; region "r" recurses on thread 0 and is stored in end
+    order (inner call first), as a Python file may store it; exclusive
+    totals are stored, so the tools keep the calls in the file and must
+    sort that row themselves."""
+    # (region, start, duration, call id, parent id, thread) in stored order
+    calls = [("top", 100, 1000, 0, -1, 0), ("top", 150, 300, 4, -1, 1),
+             ("r", 300, 100, 2, 1, 0), ("r", 200, 500, 1, 0, 0), ("r", 160, 50, 5, 4, 1),
+             ("leaf", 320, 20, 3, 2, 0), ("leaf", 170, 10, 6, 5, 1)]
+    regions = ["top", "r", "leaf"]
+    vstr = h5py.string_dtype("utf-8")
+    with h5py.File(path, "w") as f:
+        f.attrs["scope_profiler_schema"] = np.int64(3)
+        f.attrs["storage_layout"] = "columnar"
+        f.create_group("metadata").attrs["mpi_size"] = np.int64(1)
+        f.create_dataset("region_table/names", data=np.array(regions, dtype=object), dtype=vstr)
+        idx = f.create_group("rank_region_index")
+        counts = [sum(1 for c in calls if c[0] == r) for r in regions]
+        idx["region_ids"] = np.arange(3, dtype=np.uint32)
+        idx["ranks"] = np.zeros(3, dtype=np.uint32)
+        idx["event_offsets"] = np.array([0, counts[0], counts[0] + counts[1]], dtype=np.uint64)
+        idx["event_counts"] = np.array(counts, dtype=np.uint64)
+        idx["exclusive_totals"] = np.array([1000 + 300 - 500 - 50, 400 + 80 + 40, 30],
+                                           dtype=np.int64)
+        ev = f.create_group("events")
+        starts = [c[1] for c in calls]
+        deltas = []
+        for i, c in enumerate(calls):
+            first = i == 0 or calls[i - 1][0] != c[0]
+            deltas.append(c[1] if first else c[1] - calls[i - 1][1])
+        ev["start_deltas"] = np.array(deltas, dtype=np.int64)
+        for name, col in (("durations", 2), ("call_ids", 3), ("parent_ids", 4), ("thread_ids", 5)):
+            ev[name] = np.array([c[col] for c in calls], dtype=np.int64)
+        write_two_threads(f)
+        assert starts  # keeps the stored order visible to a reader of this test
+
+
+def case_spill(name):
+    """Lanes written to the temporary file in blocks (a memory budget of
+    1 KiB) give byte for byte what lanes kept in memory give, for every
+    picture and the report; an unsorted row is sorted the same way and the
+    speedscope export still matches the file (checked through h5py)."""
+    if name == "unsorted":
+        src = os.path.abspath("unsorted.h5")
+        write_unsorted(src)
+    else:
+        src = fixture(name)
+    small = {"SCOPE_PROFILER_VIEW_MEMORY": "1K"}
+    outputs = [(fmt, ("-o", f"{{}}.{fmt}", "--format", fmt))
+               for fmt in ("speedscope", "folded", "svg", "chrome", "csv", "json")]
+    for fmt, args in outputs:
+        for tag, env in (("memory", None), ("spill", small)):
+            run(opts.export, src, *[a.format(tag) for a in args], env=env)
+        with open(f"memory.{fmt}", "rb") as a, open(f"spill.{fmt}", "rb") as b:
+            expect(a.read() == b.read(), f"{fmt}: the spilled lanes give another output")
+    for tag, env in (("memory", None), ("spill", small)):
+        run(opts.report, src, "-o", f"{tag}.html", env=env)
+    with open("memory.html", "rb") as a, open("spill.html", "rb") as b:
+        expect(a.read() == b.read(), "report: the spilled lanes give another page")
+    if shutil.which("otf2-print"):
+        texts = []
+        for tag, env in (("memory", None), ("spill", small)):
+            run(opts.export, src, "-o", f"{tag}-trace", "--format", "otf2", env=env)
+            proc = subprocess.run(["otf2-print", f"{tag}-trace/traces.otf2"], capture_output=True)
+            texts.append(proc.stdout)
+        expect(texts[0] == texts[1] and texts[0], "otf2: the spilled lanes give other events")
+    with open("spill.speedscope") as fh:
+        check_speedscope(Profile(src), json.load(fh))
+    if name == "unsorted":
+        proc = run(os.path.join(os.path.dirname(opts.export), "scope-check"), src)
+        expect(": ok (" in proc.stdout, f"the crafted file is not valid: {proc.stdout}")
+    leftovers = [p for p in os.listdir(".") if p.startswith(".")]
+    expect(not leftovers, f"temporary files left: {leftovers}")
 
 
 DEEP_CAP = 512  # FLAME_PRINT_MAX_DEPTH (cli/flame_tree.h)
@@ -581,7 +663,8 @@ def case_usage(_):
 CASES = {"speedscope": case_speedscope, "viewer": case_viewer, "otf2": case_otf2,
          "folded": case_folded, "svg": case_svg, "report": case_report, "thin": case_thin,
          "escape": case_escape, "aggregate": case_aggregate, "damage": case_damage,
-         "crosslane": case_crosslane, "usage": case_usage, "deep": case_deep}
+         "crosslane": case_crosslane, "usage": case_usage, "deep": case_deep,
+         "spill": case_spill}
 CASES[opts.case](opts.arg)
 if failures:
     print(f"{len(failures)} failure(s)")
