@@ -1,7 +1,7 @@
 #!/bin/sh
 # Usage: bench/views/run.sh BUILD_DIR [CALLS] [REPEATS]
 # Records a profile of CALLS calls (default 10 million, 4 threads) with
-# views_make_calls, then times every picture output of scope-export and
+# views_make_calls, then times every other output of scope-export and
 # scope-report against scope-export --format chrome of the same file, as a
 # ratio to chrome measured in this same run (goal <= 2x) and the peak
 # resident set (goal <= 256 MiB), best wall time of REPEATS (default 3).
@@ -40,6 +40,8 @@ base=$(measure chrome "$export" "$file" -o "$out/t.json" --format chrome)
 base_t=$(echo "$base" | cut -d' ' -f2)
 printf "%-12s %9s %7s %10s\n" format seconds ratio "peak MiB"
 for line in "$base" \
+  "$(measure csv "$export" "$file" -o "$out/c.csv" --format csv)" \
+  "$(measure json "$export" "$file" -o "$out/j.json" --format json)" \
   "$(measure speedscope "$export" "$file" -o "$out/s.json" --format speedscope)" \
   "$(measure folded "$export" "$file" -o "$out/f.folded" --format folded)" \
   "$(measure svg "$export" "$file" -o "$out/f.svg" --format svg)" \

@@ -115,7 +115,11 @@ static int out_of_range(const spi_profile *profile, const spi_row *row, const ch
 /* A row whose calls are in the file (profile->store): two streamed passes,
  * the first for the total (so the mean is known), the range checks and the
  * start order, the second for the statistics, bit for bit what
- * spi_stats_compute gives over the whole row (row_stats.h). */
+ * spi_stats_compute gives over the whole row (row_stats.h). The first pass
+ * also reads the id columns: every byte of the events is then decoded once
+ * while the file is being opened, where a caller that isolates reads of
+ * untrusted files (the tools, cli/cli_isolate.c) watches, and not first
+ * in the middle of its later work. */
 static int stream_row_stats(spi_profile *profile, size_t index, const char *path,
                             spi_error *err) {
     spi_row *row = &profile->rows[index];
@@ -123,7 +127,8 @@ static int stream_row_stats(spi_profile *profile, size_t index, const char *path
     spi_call_slice slice;
     int64_t total = 0, previous = INT64_MIN;
     int status = spi_call_cursor_open(&cursor, profile, index,
-                                      SPI_CURSOR_STARTS | SPI_CURSOR_DURATIONS, 0);
+                                      SPI_CURSOR_STARTS | SPI_CURSOR_DURATIONS | SPI_CURSOR_IDS,
+                                      0);
     while (status == SP_OK && (status = spi_call_cursor_next(&cursor, &slice, err)) == SP_OK &&
            slice.count) {
         for (size_t k = 0; k < slice.count; k++) {
