@@ -299,6 +299,26 @@ static int lanes_seal(view_lanes *v, size_t first_lane) {
     return SP_OK;
 }
 
+/* An unlinked temporary file in $TMPDIR (else /tmp): it never has a name
+ * while the tool runs, so nothing is left behind whatever ends the tool. */
+static FILE *spill_file(view_lanes *v) {
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !dir[0]) dir = "/tmp";
+    char path[4096];
+    int fd = -1;
+    if (snprintf(path, sizeof path, "%s/.scope-lanes-XXXXXX", dir) < (int)sizeof path)
+        fd = mkstemp(path);
+    FILE *file = NULL;
+    if (fd >= 0) {
+        unlink(path);
+        if (!(file = fdopen(fd, "w+b"))) close(fd);
+    }
+    if (!file)
+        snprintf(v->error, sizeof v->error, "cannot create a temporary file for the lanes in %s: %s",
+                 dir, strerror(errno));
+    return file;
+}
+
 /* ---- building ------------------------------------------------------------- */
 
 static int lane_of(view_lanes *v, lane_map *map, size_t *lanes_cap, uint32_t rank,
@@ -408,11 +428,7 @@ int view_lanes_build(view_lanes *v, const sp_results *res, const uint32_t *ranks
     if (v->block_calls < 16) v->block_calls = 16;
     if (v->block_calls > 4096) v->block_calls = 4096;
     int st = SP_OK;
-    if (calls > budget / sizeof(view_call) && !(v->spill = tmpfile())) {
-        snprintf(v->error, sizeof v->error, "cannot create a temporary file for the lanes: %s",
-                 strerror(errno));
-        st = SP_ERR_OUTPUT;
-    }
+    if (calls > budget / sizeof(view_call) && !(v->spill = spill_file(v))) st = SP_ERR_OUTPUT;
     lane_map map = {0};
     size_t lanes_cap = 0;
     for (size_t first = 0; first < n && st == SP_OK;) {

@@ -605,6 +605,13 @@ def case_spill(name):
         expect(texts[0] == texts[1] and texts[0], "otf2: the spilled lanes give other events")
     with open("spill.speedscope") as fh:
         check_speedscope(Profile(src), json.load(fh))
+    if name == "native":
+        # no temporary file to be had: exit 3 naming the folder, output untouched
+        proc = run(opts.export, src, "-o", "memory.speedscope", "--format", "speedscope", rc=3,
+                   env={**small, "TMPDIR": os.path.abspath("no-such-dir")})
+        expect("no-such-dir" in proc.stderr, f"message: {proc.stderr!r}")
+        with open("memory.speedscope", "rb") as a, open("spill.speedscope", "rb") as b:
+            expect(a.read() == b.read(), "the output was changed by a failed export")
     if name == "unsorted":
         proc = run(os.path.join(os.path.dirname(opts.export), "scope-check"), src)
         expect(": ok (" in proc.stdout, f"the crafted file is not valid: {proc.stdout}")
