@@ -15,7 +15,12 @@
  *   - native `.spt` traces, versions 1 and 2, either byte order.
  * With SP_RESULTS_SUMMARY_ONLY only the index and its stored statistics are
  * read, never the event columns, so memory does not grow with the number of
- * calls.
+ * calls. With SP_RESULTS_CALLS_ON_DEMAND every call is still checked and the
+ * statistics are exact, but the calls stay in the file and are read in
+ * slices through sp_calls cursors (sp_calls_open), so a program that reads
+ * them that way runs in bounded memory on files of any size; the per-call
+ * array accessors then return NULL. Cursors work on every object, so code
+ * written with them serves both kinds.
  *
  * The data is a table of rows, one per (rank, region) pair, in file order.
  * Each row has its call count and, unless the file is summary-only or
@@ -69,8 +74,9 @@
  *
  * Thread-safety: sp_results_open and sp_results_close may run concurrently
  * on different objects. A results object is immutable after open, so any
- * number of threads may call accessors on it concurrently; closing it while
- * another thread uses it is undefined.
+ * number of threads may call accessors on it concurrently, and read it
+ * through cursors of their own; closing it while another thread uses it
+ * (or while a cursor on it is open) is undefined.
  */
 #ifndef SCOPE_PROFILER_RESULTS_H
 #define SCOPE_PROFILER_RESULTS_H
