@@ -30,7 +30,6 @@ typedef struct h5_call_store {
     hid_t columns[COL_COUNT]; /* -1 = not in the file */
     const char *names[COL_COUNT];
     uint64_t *offsets;        /* [row_count] first call of each row */
-    size_t row_count;
     bool deltas;              /* start_deltas + durations, else start_times + end_times */
     char *path;
 } h5_call_store;
@@ -127,7 +126,6 @@ int spi_h5_call_store_open(const spi_h5r *h, hid_t events, const uint64_t *offse
     s->file = -1;
     for (int i = 0; i < COL_COUNT; i++) s->columns[i] = -1;
     s->deltas = deltas;
-    s->row_count = out->row_count;
     s->base = (spi_call_store){.read = store_read, .release = store_release};
     int status = SP_OK;
     if (!(s->path = spi_strdup(h->path)) ||
