@@ -41,11 +41,33 @@
  * path has is at most one load longer than that (the frame behind `top`,
  * the event behind `cursor`).
  *
+ * The vDSO's ordered read also makes the number of instructions between
+ * two reads count (the ones after it wait for it), so sp_begin and sp_end
+ * test one word, `path`, where they would otherwise test the session's
+ * generation, the thread's state, the busy flag, the mode and the clock.
+ *
  * Only the owning thread touches the block while it records. Finalize on
- * another thread reads it through spi_thread.hot (publish_thread), and a
- * thread publishes its own before it exits (thread_exited), after which
- * its calls are no longer recorded. */
+ * another thread reads it through spi_thread.hot (publish_thread) and sets
+ * its path to SPI_PATH_GENERAL, and a thread publishes its own before it
+ * exits (thread_exited), after which its calls are no longer recorded. */
+enum {
+    /* not a trace call this thread can make inline: not recording (in
+     * this session, or at all), aggregate mode, hooks, or an OpenMP
+     * primary candidate; the out-of-line functions sort it out */
+    SPI_PATH_GENERAL = 0,
+    SPI_PATH_MONOTONIC = 1,  /* a trace on CLOCK_MONOTONIC, inline */
+    SPI_PATH_TSC = 2,        /* a trace on the TSC, inline */
+    /* inside a recording call: a signal handler that records on this
+     * thread meanwhile is refused instead of corrupting the stack */
+    SPI_PATH_BUSY = 3
+};
+
 typedef struct spi_hot {
+    /* SPI_PATH_*: what this thread's next call does. Atomic (relaxed:
+     * plain moves) because a signal handler on the thread and finalize on
+     * another thread access it too; sp_setup and sp_finalize must not
+     * run concurrently with recording, so nothing more is needed. */
+    _Atomic int path;
     uint64_t generation;     /* the session this state belongs to */
     spi_thread *thread;      /* NULL: not recording (this generation) */
     spi_frame *top;          /* next free frame */
@@ -57,17 +79,22 @@ typedef struct spi_hot {
     int64_t next_anchor;     /* TSC: take an anchor at a begin from here on */
     uint32_t known_regions;  /* handles below this were issued (a cache of
                                 the registry's count) */
-    /* inside a recording call: a signal handler that records on this
-     * thread meanwhile is refused instead of corrupting the stack */
-    volatile sig_atomic_t busy;
     bool tsc;                /* the session's clock: TSC ticks, else ns */
-    /* aggregate mode, thread hooks or an OpenMP primary candidate: begin
-     * and end take the out-of-line path that does all of them (one
-     * predictable branch for the common trace case) */
+    /* aggregate mode, thread hooks or an OpenMP primary candidate: every
+     * call takes the out-of-line path that does all of them */
     bool full;
 } spi_hot;
 
+
 static SPI_TLS spi_hot tls = {0};
+
+static inline int path_of_thread(void) {
+    return atomic_load_explicit(&tls.path, memory_order_relaxed);
+}
+
+static inline void set_path(spi_hot *h, int path) {
+    atomic_store_explicit(&h->path, path, memory_order_relaxed);
+}
 
 static _Atomic uint64_t session_generation = 0; /* 0: not recording */
 static uint64_t generation_counter = 0;         /* under session_lock */
@@ -120,6 +147,7 @@ static void thread_exited(void *unused) {
         t->cpu_ns = spi_clock_thread_cpu_ns();
         t->alive = false;
         publish_thread(t);
+        set_path(&tls, SPI_PATH_GENERAL);
         tls.thread = NULL;
     }
     pthread_mutex_unlock(&session_lock);
@@ -216,6 +244,12 @@ static void start_hot(spi_thread *t, uint64_t generation) {
     t->hot = &tls;
 }
 
+/* The inline path of a thread that records with t (set last in attach). */
+static int inline_path(const spi_thread *t) {
+    if (t->aggregate || t->hook_state || t->omp_primary_candidate) return SPI_PATH_GENERAL;
+    return t->tsc ? SPI_PATH_TSC : SPI_PATH_MONOTONIC;
+}
+
 /* Slow path of the hot path's generation check: the thread has no state
  * in this session. Returns its state, NULL when it does not record. */
 static __attribute__((noinline)) spi_thread *attach_thread(uint64_t generation) {
@@ -249,6 +283,7 @@ static __attribute__((noinline)) spi_thread *attach_thread(uint64_t generation) 
     start_hot(t, generation);
     pthread_mutex_unlock(&session_lock);
     tls.thread = t; /* last: from here on the hot path records */
+    set_path(&tls, inline_path(t));
     return t;
 }
 
@@ -265,7 +300,8 @@ static inline spi_thread *current_thread(void) {
 /* The buffers' slow paths below run on the recording thread itself, so
  * they update its hot block (tls) and its spi_thread together. */
 
-static __attribute__((noinline, cold)) int grow_stack(spi_thread *t) {
+static __attribute__((noinline, cold)) int grow_stack(void) {
+    spi_thread *t = tls.thread;
     size_t capacity = t->stack_capacity * 2;
     spi_frame *grown = spi_reallocarray(t->stack, capacity, sizeof *grown);
     if (!grown) return SP_ERR_OUT_OF_MEMORY;
@@ -376,7 +412,8 @@ static int add_chunk(spi_thread *t) {
 
 /* Remember a parent too far back for the 32-bit gap (rare: a call that
  * encloses more than 4e9 calls on its thread). */
-static __attribute__((noinline, cold)) uint32_t far_parent(spi_thread *t, int64_t sequence, int64_t parent_sequence) {
+static __attribute__((noinline, cold)) uint32_t far_parent(int64_t sequence, int64_t parent_sequence) {
+    spi_thread *t = tls.thread;
     if (t->far_parent_count == t->far_parent_capacity) {
         size_t capacity = t->far_parent_capacity ? t->far_parent_capacity * 2 : 16;
         spi_far_parent *grown = spi_reallocarray(t->far_parents, capacity, sizeof *grown);
@@ -470,8 +507,15 @@ typedef union spi_reading {
     int64_t ticks;        /* TSC */
 } spi_reading;
 
-static inline void read_end(spi_reading *now) {
-    if (tls.tsc) now->ticks = spi_clock_ticks();
+/* Which clock a call reads: `clock` is SPI_PATH_MONOTONIC or SPI_PATH_TSC
+ * on the inline paths (a constant, so the test folds away), or
+ * SPI_PATH_GENERAL: the thread's session decides. */
+static inline bool on_tsc(int clock) {
+    return clock == SPI_PATH_GENERAL ? tls.tsc : clock == SPI_PATH_TSC;
+}
+
+static inline void read_end(spi_reading *now, int clock) {
+    if (on_tsc(clock)) now->ticks = spi_clock_ticks();
     else spi_clock_read(&now->ts);
 }
 
@@ -499,8 +543,8 @@ static __attribute__((noinline, cold)) int64_t anchored_ticks(void) {
 
 /* The start of a call: last, closest to the user's code, and stored as
  * read (clock.h: the vDSO writes it straight into the frame). */
-static inline void begin_clock(spi_frame *frame) {
-    if (tls.tsc) {
+static inline void begin_clock(spi_frame *frame, int clock) {
+    if (on_tsc(clock)) {
         int64_t ticks = spi_clock_ticks();
         if (__builtin_expect(ticks >= tls.next_anchor, 0)) ticks = anchored_ticks();
         frame->start_ticks = ticks;
@@ -511,13 +555,14 @@ static inline void begin_clock(spi_frame *frame) {
 
 /* A begin: push the frame, then read the clock. `full` is a constant at
  * each use: false for the inlined trace path, true for the out-of-line
- * copy that also does aggregate mode, the hooks and the OpenMP flag. The
- * frame gets everything its event will need now, the parent's gap
- * included, so that end never looks below its own frame. */
-static __attribute__((always_inline)) inline int push_call(int region, bool full) {
+ * copy that also does aggregate mode, the hooks and the OpenMP flag;
+ * `clock` as in on_tsc. The frame gets everything its event will need
+ * now, the parent's gap included, so that end never looks below its own
+ * frame. */
+static __attribute__((always_inline)) inline int push_call(int region, bool full, int clock) {
     spi_frame *frame = tls.top;
     if (__builtin_expect(frame == tls.stack_end, 0)) {
-        if (grow_stack(tls.thread) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
+        if (grow_stack() != SP_OK) return SP_ERR_OUT_OF_MEMORY;
         frame = tls.top;
     }
     uint32_t region_bits = (uint32_t)region;
@@ -538,7 +583,7 @@ static __attribute__((always_inline)) inline int push_call(int region, bool full
         int64_t parent = frame[-1].sequence;
         gap = __builtin_expect(sequence - parent < (int64_t)SPI_GAP_FAR, 1)
                   ? (uint32_t)(sequence - parent)
-                  : far_parent(t, sequence, parent);
+                  : far_parent(sequence, parent);
     }
     frame->sequence = sequence;
     frame->region = region_bits;
@@ -546,14 +591,17 @@ static __attribute__((always_inline)) inline int push_call(int region, bool full
     tls.top = frame + 1;
     /* hooks (counters): before the clock, so their cost is outside the region */
     if (full && t->hook_state) t->hooks->begin(t->hook_state, region);
-    begin_clock(frame);
+    begin_clock(frame, clock);
     return SP_OK;
 }
 
-static __attribute__((noinline)) int push_call_full(int region) { return push_call(region, true); }
+static __attribute__((noinline)) int push_call_full(int region) {
+    return push_call(region, true, SPI_PATH_GENERAL);
+}
 
+/* A begin on the out-of-line paths. */
 static inline int begin_call(int region) {
-    return __builtin_expect(!tls.full, 1) ? push_call(region, false) : push_call_full(region);
+    return tls.full ? push_call_full(region) : push_call(region, false, SPI_PATH_GENERAL);
 }
 
 /* Counts one report against the shared limit; true when it may be printed
@@ -636,9 +684,12 @@ static __attribute__((noinline, cold)) int next_chunk(spi_thread *t) {
  * converted from the frame, which does not wait for this end's reading,
  * and the reading is only stored. */
 static __attribute__((always_inline)) inline int pop_call(int region, const spi_reading *now,
-                                                          bool full) {
+                                                          bool full, int clock) {
     spi_frame *top = tls.top;
-    if (__builtin_expect(top == tls.stack_base || SPI_EVENT_REGION(top - 1) != (uint32_t)region, 0))
+    /* only the full path marks frames SPI_EVENT_IN_PARALLEL */
+    if (__builtin_expect(top == tls.stack_base ||
+                             (full ? SPI_EVENT_REGION(top - 1) : top[-1].region) != (uint32_t)region,
+                         0))
         return report_bad_end(region);
     const spi_frame *frame = --top;
     tls.top = top;
@@ -656,10 +707,9 @@ static __attribute__((always_inline)) inline int pop_call(int region, const spi_
         if (status != SP_OK) return status;
     }
     spi_event *event = tls.cursor++;
-    event->sequence = frame->sequence;
-    event->region = frame->region;
-    event->parent_gap = frame->parent_gap;
-    if (tls.tsc) {
+    /* sequence, region and gap: the same 16 bytes in both (recorder.h) */
+    memcpy(&event->sequence, &frame->sequence, 16);
+    if (on_tsc(clock)) {
         event->start_ns = frame->start_ticks;
         event->duration_ns = now->ticks;
     } else {
@@ -670,12 +720,12 @@ static __attribute__((always_inline)) inline int pop_call(int region, const spi_
 }
 
 static __attribute__((noinline)) int pop_call_full(int region, const spi_reading *now) {
-    return pop_call(region, now, true);
+    return pop_call(region, now, true, SPI_PATH_GENERAL);
 }
 
+/* An end on the out-of-line paths. */
 static inline int end_call(int region, const spi_reading *now) {
-    return __builtin_expect(!tls.full, 1) ? pop_call(region, now, false)
-                                          : pop_call_full(region, now);
+    return tls.full ? pop_call_full(region, now) : pop_call(region, now, false, SPI_PATH_GENERAL);
 }
 
 /* Handle of a name through the thread's cache; registers on a miss. */
@@ -773,29 +823,33 @@ static inline int finish(int status) {
 /* The reentrancy guard of the recording calls. A signal handler that
  * records on a thread interrupted inside one of them would find its stack
  * half updated; its call records nothing and returns SP_ERR_UNSUPPORTED.
- * The fences keep the compiler from moving the flag across the work (the
- * handler runs on the same thread: no CPU fence is needed). */
-static inline bool enter(void) {
-    if (__builtin_expect(tls.busy != 0, 0)) return false;
-    tls.busy = 1;
+ * The thread's path is SPI_PATH_BUSY meanwhile (the inline paths test
+ * nothing else). The fences keep the compiler from moving the flag across
+ * the work (the handler runs on the same thread: no CPU fence is needed).
+ * enter gives the path to restore, or -1 when the thread is busy. */
+static inline int enter(void) {
+    int path = path_of_thread();
+    if (__builtin_expect(path == SPI_PATH_BUSY, 0)) return -1;
+    set_path(&tls, SPI_PATH_BUSY);
     atomic_signal_fence(memory_order_seq_cst);
-    return true;
+    return path;
 }
 
-static inline void leave(void) {
+static inline void leave(int path) {
     atomic_signal_fence(memory_order_seq_cst);
-    tls.busy = 0;
+    set_path(&tls, path);
 }
 
 SP_API int sp_region_begin(const char *name) {
     if (!name) return invalid_name();
     spi_thread *t = current_thread();
     if (!t) return name[0] ? SP_OK : invalid_name();
-    if (!enter()) return finish(SP_ERR_UNSUPPORTED);
+    int path = enter();
+    if (path < 0) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_cstr(t, name, &status);
     if (handle >= 0) status = begin_call(handle);
-    leave();
+    leave(path);
     return finish(status);
 }
 
@@ -804,12 +858,13 @@ SP_API int sp_region_end(const char *name) {
     spi_thread *t = current_thread();
     if (!t) return name[0] ? SP_OK : invalid_name();
     spi_reading now;
-    read_end(&now); /* first: the lookup is not the user's time */
-    if (!enter()) return finish(SP_ERR_UNSUPPORTED);
+    read_end(&now, SPI_PATH_GENERAL); /* first: the lookup is not the user's time */
+    int path = enter();
+    if (path < 0) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_cstr(t, name, &status);
     if (handle >= 0) status = end_call(handle, &now);
-    leave();
+    leave(path);
     return finish(status);
 }
 
@@ -817,11 +872,12 @@ SP_API int sp_region_begin_n(const char *name, size_t name_len) {
     if (!name || name_len == 0) return invalid_name();
     spi_thread *t = current_thread();
     if (!t) return SP_OK;
-    if (!enter()) return finish(SP_ERR_UNSUPPORTED);
+    int path = enter();
+    if (path < 0) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_sized(t, name, name_len, &status);
     if (handle >= 0) status = begin_call(handle);
-    leave();
+    leave(path);
     return finish(status);
 }
 
@@ -830,12 +886,13 @@ SP_API int sp_region_end_n(const char *name, size_t name_len) {
     spi_thread *t = current_thread();
     if (!t) return SP_OK;
     spi_reading now;
-    read_end(&now);
-    if (!enter()) return finish(SP_ERR_UNSUPPORTED);
+    read_end(&now, SPI_PATH_GENERAL);
+    int path = enter();
+    if (path < 0) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_sized(t, name, name_len, &status);
     if (handle >= 0) status = end_call(handle, &now);
-    leave();
+    leave(path);
     return finish(status);
 }
 
@@ -847,40 +904,82 @@ static __attribute__((noinline, cold)) bool handle_issued(int region) {
     return (unsigned)region < tls.known_regions;
 }
 
-/* The handle calls need the thread's state only on their slow paths, so
- * they test for it without returning the pointer. */
+/* Whether the calling thread records (attaching it to the session on its
+ * first call), for the calls that need the state only on slow paths. */
 static inline bool recording(void) {
     uint64_t generation = atomic_load_explicit(&session_generation, memory_order_relaxed);
     if (__builtin_expect(generation == tls.generation, 1)) return tls.thread != NULL;
     return attach_thread(generation) != NULL;
 }
 
-SP_API void sp_begin(int region) {
+/* sp_begin and sp_end when the thread's path is not an inline one (not
+ * recording yet, or at all, aggregate mode, hooks, OpenMP, busy) or the
+ * handle is past the ones the thread knows. */
+static __attribute__((noinline)) void begin_general(int region) {
     if (!recording()) return;
     if (__builtin_expect((unsigned)region >= tls.known_regions, 0) && !handle_issued(region)) {
         spi_status_remember(report_invalid_handle(region));
         return;
     }
-    if (!enter()) {
+    int path = enter();
+    if (path < 0) {
         spi_status_remember(SP_ERR_UNSUPPORTED);
         return;
     }
     int status = begin_call(region);
-    leave();
+    leave(path);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
 }
 
-SP_API void sp_end(int region) {
+static __attribute__((noinline)) void end_general(int region) {
     if (!recording()) return;
     spi_reading now;
-    read_end(&now);
-    if (!enter()) {
+    read_end(&now, SPI_PATH_GENERAL);
+    int path = enter();
+    if (path < 0) {
         spi_status_remember(SP_ERR_UNSUPPORTED);
         return;
     }
     int status = end_call(region, &now);
-    leave();
+    leave(path);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+}
+
+/* The inline paths: `clock` is the thread's path, so the thread records a
+ * trace, is not busy and its state belongs to this session (finalize and
+ * thread exit set the path back to SPI_PATH_GENERAL). */
+static __attribute__((always_inline)) inline void begin_inline(int region, int clock) {
+    set_path(&tls, SPI_PATH_BUSY);
+    atomic_signal_fence(memory_order_seq_cst);
+    int status = push_call(region, false, clock);
+    leave(clock);
+    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+}
+
+static __attribute__((always_inline)) inline void end_inline(int region, int clock) {
+    spi_reading now;
+    read_end(&now, clock);
+    set_path(&tls, SPI_PATH_BUSY);
+    atomic_signal_fence(memory_order_seq_cst);
+    int status = pop_call(region, &now, false, clock);
+    leave(clock);
+    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+}
+
+SP_API void sp_begin(int region) {
+    int path = path_of_thread();
+    if (__builtin_expect((unsigned)region < tls.known_regions, 1)) {
+        if (__builtin_expect(path == SPI_PATH_MONOTONIC, 1)) return begin_inline(region, SPI_PATH_MONOTONIC);
+        if (path == SPI_PATH_TSC) return begin_inline(region, SPI_PATH_TSC);
+    }
+    begin_general(region);
+}
+
+SP_API void sp_end(int region) {
+    int path = path_of_thread();
+    if (__builtin_expect(path == SPI_PATH_MONOTONIC, 1)) return end_inline(region, SPI_PATH_MONOTONIC);
+    if (path == SPI_PATH_TSC) return end_inline(region, SPI_PATH_TSC);
+    end_general(region);
 }
 
 SP_API int sp_region_n(const char *name, size_t name_len) {
@@ -966,6 +1065,7 @@ spi_session spi_recorder_stop(void) {
      * format documents). A live thread cannot pass its exit hook while we
      * hold the lock, so its pthread_t is valid here. */
     for (spi_thread *t = stopped.threads; t; t = t->next) {
+        if (t->hot) set_path(t->hot, SPI_PATH_GENERAL); /* see spi_hot */
         publish_thread(t);
         if (!t->alive) continue;
         if (pthread_equal(t->pthread, pthread_self())) {
@@ -979,6 +1079,7 @@ spi_session spi_recorder_stop(void) {
         }
     }
     pthread_mutex_unlock(&session_lock);
+    set_path(&tls, SPI_PATH_GENERAL);
     tls.thread = NULL;
     tls.generation = 0;
     return stopped;
@@ -1025,6 +1126,7 @@ void spi_recorder_fork_child(void) {
      * parent's threads and buffers are released (the child has one thread,
      * so nothing else can be using them). */
     atomic_store_explicit(&session_generation, 0, memory_order_relaxed);
+    set_path(&tls, SPI_PATH_GENERAL); /* its state is released below */
     spi_session orphan = session;
     session = (spi_session){0};
     atomic_store(&buffer_bytes, 0);
