@@ -2,10 +2,10 @@
  * recorder.c - the hot path: per-thread begin/end recording (recorder.h).
  *
  * Session liveness is one atomic generation number (0 = not recording).
- * Each thread caches the generation its state belongs to; the hot path
- * compares the two with one relaxed load, so a stale thread-local pointer
- * from an earlier session is never dereferenced, and a disabled or finished
- * profiler costs a load and a compare.
+ * Each thread caches the generation its state belongs to, so a stale
+ * thread-local state from an earlier session is never used. sp_begin and
+ * sp_end test only the thread's path word (spi_hot), which finalize, thread
+ * exit and the fork child reset; the out-of-line paths compare generations.
  *
  * Ordering: sp_setup/sp_finalize are documented as not concurrent with
  * recording on other threads, so relaxed loads suffice on the hot path; the
@@ -32,19 +32,18 @@
 #define SPI_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
 /* The thread's hot state: everything begin and end touch, in one
- * thread-local object. Why not behind the spi_thread pointer: the vDSO's
- * clock read is ordered (rdtscp/lfence), so it waits for every earlier
- * instruction to finish, and the latency of each chain of dependent loads
- * between two clock reads is paid in full, not hidden by out-of-order
- * execution. Here a field is one load from the TLS offset (GOT entry ->
- * %fs:field) instead of two (-> thread -> field), and every chain the hot
- * path has is at most one load longer than that (the frame behind `top`,
- * the event behind `cursor`).
+ * thread-local object, each field one load from the TLS offset (GOT entry
+ * -> %fs:field) rather than two (-> thread -> field).
  *
- * The vDSO's ordered read also makes the number of instructions between
- * two reads count (the ones after it wait for it), so sp_begin and sp_end
- * test one word, `path`, where they would otherwise test the session's
- * generation, the thread's state, the busy flag, the mode and the clock.
+ * What the layout of the hot path is about: the vDSO's clock read is
+ * ordered (rdtscp), so it waits for every earlier instruction. Out-of-order
+ * execution still overlaps work that does not depend on the previous
+ * reading, but two things are paid in full between two reads: the
+ * arithmetic that depends on a reading (hence raw readings, clock.h) and,
+ * measured to a lesser degree, the number of instructions. So sp_begin and
+ * sp_end test one word, `path`, where they would otherwise test the
+ * session's generation, the thread's state, the busy flag, the mode and
+ * the clock.
  *
  * Only the owning thread touches the block while it records. Finalize on
  * another thread reads it through spi_thread.hot (publish_thread) and sets

@@ -1,9 +1,10 @@
 /*
  * recorder.h - per-thread recording state and the session it belongs to.
  *
- * A thread finds its state through a thread-local pointer. begin = read the
- * clock, push a frame; end = read the clock, pop, append one 32-byte event
- * to the thread's current chunk. No locks, no I/O, and no allocation after
+ * A thread finds its state in a thread-local block (recorder.c). begin =
+ * push a frame, read the clock; end = read the clock, pop, append one
+ * 32-byte event to the thread's current chunk, its times still raw
+ * (spi_event). No locks, no I/O, and no allocation after
  * warm-up except a new chunk (chunks are linked, never copied).
  *
  * Aggregate mode replaces the events by one accumulator per call path
