@@ -20,12 +20,57 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
+
+/* the byte offset of the low 32 bits of an int64 */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define SPI_CLOCK_LOW_HALF 4
+#else
+#define SPI_CLOCK_LOW_HALF 0
+#endif
+
+/* A CLOCK_MONOTONIC reading as the vDSO gives it, and its value in ns. */
+static inline void spi_clock_read(struct timespec *ts) { clock_gettime(CLOCK_MONOTONIC, ts); }
+
+static inline int64_t spi_clock_ns(const struct timespec *ts) {
+    return (int64_t)ts->tv_sec * INT64_C(1000000000) + (int64_t)ts->tv_nsec;
+}
 
 static inline int64_t spi_clock_now_ns(void) {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * INT64_C(1000000000) + (int64_t)ts.tv_nsec;
+    spi_clock_read(&ts);
+    return spi_clock_ns(&ts);
+}
+
+/* Why the hot path keeps raw readings: the vDSO orders its counter read
+ * (rdtscp), so it waits for every older instruction, among them whatever
+ * the previous reading fed. A multiply-add (and a subtraction) on a
+ * reading therefore adds its latency to every pair of reads; a reading
+ * merely stored adds nothing. So a call's end is stored as it came, its
+ * seconds modulo 2^32 above its nanoseconds in 64 bits (two 32-bit
+ * stores, no arithmetic: spi_clock_store_end), and turned into ns
+ * off the hot path by spi_clock_end_ns, from the call's start in ns. */
+static inline void spi_clock_store_end(int64_t *slot, const struct timespec *ts) {
+    uint32_t nsec = (uint32_t)ts->tv_nsec, sec = (uint32_t)ts->tv_sec;
+    char *bytes = (char *)slot;
+    memcpy(bytes + SPI_CLOCK_LOW_HALF, &nsec, 4);
+    /* keeps the compiler from merging the two halves with a shift and an
+     * or, which is the arithmetic this is about */
+    __asm__ volatile("" ::: "memory");
+    memcpy(bytes + (4 - SPI_CLOCK_LOW_HALF), &sec, 4);
+}
+
+/* The end in ns of a call that started at start_ns and whose end was
+ * stored by spi_clock_store_end (a call shorter than 2^32 - 1 s, 136
+ * years: the stored seconds are those modulo 2^32). */
+static inline int64_t spi_clock_end_ns(int64_t start_ns, int64_t stored) {
+    uint64_t bits = (uint64_t)stored;
+    uint32_t nsec = (uint32_t)bits, sec = (uint32_t)(bits >> 32);
+    int64_t start_sec = start_ns / INT64_C(1000000000);
+    if (start_ns % INT64_C(1000000000) < 0) start_sec--; /* floor */
+    int64_t end_sec = start_sec + (int64_t)(uint32_t)(sec - (uint32_t)start_sec);
+    return end_sec * INT64_C(1000000000) + nsec;
 }
 
 /* The time-stamp counter (x86-64); elsewhere CLOCK_MONOTONIC ns, so that

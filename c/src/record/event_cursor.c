@@ -34,17 +34,10 @@ static int read_spilled(spi_event_cursor *c, const spi_event **events, size_t *c
     if (spi_spill_read(c->session->spill, s->offset, c->buffer,
                        (size_t)s->count * sizeof *c->buffer) != 0)
         return SP_ERR_OUTPUT;
-    if (c->session->spilled_map_live) {
-        /* the same conversion recorder_ticks.c gave the memory chunks */
-        spi_tick_map *map = &c->session->spilled_map;
-        for (size_t i = 0; i < s->count; i++) {
-            spi_event *e = &c->buffer[i];
-            int64_t start = spi_tick_map_ns(map, e->start_ns);
-            int64_t end = spi_tick_map_ns(map, e->start_ns + e->duration_ns);
-            e->start_ns = start;
-            e->duration_ns = end - start;
-        }
-    }
+    /* the same conversion recorder_ticks.c gave the memory chunks */
+    if (c->session->spilled_raw_ends)
+        spi_event_convert_times(c->buffer, (size_t)s->count,
+                                c->session->spilled_map_live ? &c->session->spilled_map : NULL);
     *events = c->buffer;
     *count = (size_t)s->count;
     return SP_OK;

@@ -2,10 +2,10 @@
  * recorder.c - the hot path: per-thread begin/end recording (recorder.h).
  *
  * Session liveness is one atomic generation number (0 = not recording).
- * Each thread caches the generation its state belongs to; the hot path
- * compares the two with one relaxed load, so a stale thread-local pointer
- * from an earlier session is never dereferenced, and a disabled or finished
- * profiler costs a load and a compare.
+ * Each thread caches the generation its state belongs to, so a stale
+ * thread-local state from an earlier session is never used. sp_begin and
+ * sp_end test only the thread's path word (spi_hot), which finalize, thread
+ * exit and the fork child reset; the out-of-line paths compare generations.
  *
  * Ordering: sp_setup/sp_finalize are documented as not concurrent with
  * recording on other threads, so relaxed loads suffice on the hot path; the
@@ -28,17 +28,72 @@
 #include "record/registry.h"
 
 /* initial-exec TLS avoids a __tls_get_addr call per access in the shared
- * library; the two variables fit easily in glibc's static TLS reserve. */
+ * library; the block fits easily in glibc's static TLS reserve. */
 #define SPI_TLS _Thread_local __attribute__((tls_model("initial-exec")))
 
-/* One thread-local object, so the hot path finds both fields through one
- * TLS offset (one GOT load in the shared library, not two). */
-static SPI_TLS struct {
-    uint64_t generation;
-    spi_thread *thread;
-} tls = {0, NULL};
-#define tls_thread tls.thread
-#define tls_generation tls.generation
+/* The thread's hot state: everything begin and end touch, in one
+ * thread-local object, each field one load from the TLS offset (GOT entry
+ * -> %fs:field) rather than two (-> thread -> field).
+ *
+ * What the layout of the hot path is about: the vDSO's clock read is
+ * ordered (rdtscp), so it waits for every earlier instruction. Out-of-order
+ * execution still overlaps work that does not depend on the previous
+ * reading, but two things are paid in full between two reads: the
+ * arithmetic that depends on a reading (hence raw readings, clock.h) and,
+ * measured to a lesser degree, the number of instructions. So sp_begin and
+ * sp_end test one word, `path`, where they would otherwise test the
+ * session's generation, the thread's state, the busy flag, the mode and
+ * the clock.
+ *
+ * Only the owning thread touches the block while it records. Finalize on
+ * another thread reads it through spi_thread.hot (publish_thread) and sets
+ * its path to SPI_PATH_GENERAL, and a thread publishes its own before it
+ * exits (thread_exited), after which its calls are no longer recorded. */
+enum {
+    /* not a trace call this thread can make inline: not recording (in
+     * this session, or at all), aggregate mode, hooks, or an OpenMP
+     * primary candidate; the out-of-line functions sort it out */
+    SPI_PATH_GENERAL = 0,
+    SPI_PATH_MONOTONIC = 1,  /* a trace on CLOCK_MONOTONIC, inline */
+    SPI_PATH_TSC = 2,        /* a trace on the TSC, inline */
+    /* inside a recording call: a signal handler that records on this
+     * thread meanwhile is refused instead of corrupting the stack */
+    SPI_PATH_BUSY = 3
+};
+
+typedef struct spi_hot {
+    /* SPI_PATH_*: what this thread's next call does. Atomic (relaxed:
+     * plain moves) because a signal handler on the thread and finalize on
+     * another thread access it too; sp_setup and sp_finalize must not
+     * run concurrently with recording, so nothing more is needed. */
+    _Atomic int path;
+    uint64_t generation;     /* the session this state belongs to */
+    spi_thread *thread;      /* NULL: not recording (this generation) */
+    spi_frame *top;          /* next free frame */
+    spi_frame *stack_base;   /* == thread->stack */
+    spi_frame *stack_end;    /* stack_base + thread->stack_capacity */
+    spi_event *cursor;       /* next free event in the current chunk */
+    spi_event *chunk_end;
+    int64_t next_sequence;
+    int64_t next_anchor;     /* TSC: take an anchor at a begin from here on */
+    uint32_t known_regions;  /* handles below this were issued (a cache of
+                                the registry's count) */
+    bool tsc;                /* the session's clock: TSC ticks, else ns */
+    /* aggregate mode, thread hooks or an OpenMP primary candidate: every
+     * call takes the out-of-line path that does all of them */
+    bool full;
+} spi_hot;
+
+
+static SPI_TLS spi_hot tls = {0};
+
+static inline int path_of_thread(void) {
+    return atomic_load_explicit(&tls.path, memory_order_relaxed);
+}
+
+static inline void set_path(spi_hot *h, int path) {
+    atomic_store_explicit(&h->path, path, memory_order_relaxed);
+}
 
 static _Atomic uint64_t session_generation = 0; /* 0: not recording */
 static uint64_t generation_counter = 0;         /* under session_lock */
@@ -54,6 +109,7 @@ static _Atomic int64_t session_anchor_interval = 0; /* ticks */
 static atomic_uint unmatched_reports = 0;
 static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 static pthread_key_t exit_key;
+static bool exit_key_created = false;           /* set once, under exit_key_once */
 
 #define INITIAL_STACK_FRAMES 64
 #define INITIAL_CACHE_SLOTS 64
@@ -62,34 +118,58 @@ static pthread_key_t exit_key;
 
 /* ---- thread attach / exit ---------------------------------------------- */
 
+/* The hot block's state into its spi_thread (the fields recorder.h marks
+ * published), and the block forgotten: a thread calls this for itself
+ * when it exits, finalize for the threads still alive. Under session_lock.
+ * The stack and chunk pointers need no copy: their slow paths keep
+ * spi_thread up to date. */
+static void publish_thread(spi_thread *t) {
+    const spi_hot *h = t->hot;
+    if (!h) return;
+    t->depth = (size_t)(h->top - h->stack_base);
+    t->next_sequence = h->next_sequence;
+    if (t->tail) t->tail->used = (size_t)(h->cursor - t->tail->events);
+    t->hot = NULL;
+}
+
 /* Runs when a recording thread exits: its end time and exact CPU time are
- * only available now. */
+ * only available now, and its thread-local block is about to go away, so
+ * its state is published and the thread records nothing more (a later
+ * destructor's calls on it are ignored). */
 static void thread_exited(void *unused) {
     (void)unused;
     pthread_mutex_lock(&session_lock);
-    spi_thread *t = tls_thread;
-    if (t && tls_generation != 0 &&
-        tls_generation == atomic_load_explicit(&session_generation, memory_order_relaxed)) {
+    spi_thread *t = tls.thread;
+    if (t && tls.generation != 0 &&
+        tls.generation == atomic_load_explicit(&session_generation, memory_order_relaxed)) {
         t->end_ns = spi_clock_now_ns();
         t->cpu_ns = spi_clock_thread_cpu_ns();
         t->alive = false;
+        publish_thread(t);
+        set_path(&tls, SPI_PATH_GENERAL);
+        tls.thread = NULL;
     }
     pthread_mutex_unlock(&session_lock);
 }
 
+/* Without the exit hook, a thread's block could vanish before finalize
+ * reads it, so then only the main thread records (its block lives as
+ * long as the process). */
 static void create_exit_key(void) {
-    if (pthread_key_create(&exit_key, thread_exited) != 0)
-        spi_diag("cannot watch thread exits; thread end times will read as -1");
+    exit_key_created = pthread_key_create(&exit_key, thread_exited) == 0;
+    if (!exit_key_created)
+        spi_diag("cannot watch thread exits (no thread-specific key left): "
+                 "only the main thread is recorded");
 }
 
-/* TSC: one (ticks, ns) pair for the conversion at finalize (tick_map.h),
- * and the tick from which the next begin takes another. An anchor that
+/* TSC: one (ticks, ns) pair for the conversion at finalize (tick_map.h);
+ * returns the tick from which a begin takes the next one. An anchor that
  * cannot be stored (out of memory) only widens the interpolation. */
-static void take_anchor(spi_thread *t) {
+static int64_t take_anchor(spi_thread *t) {
     spi_anchor a;
     spi_clock_anchor(&a.ticks, &a.ns);
     (void)spi_anchor_list_add(&t->anchors, a);
-    t->next_anchor = a.ticks + atomic_load_explicit(&session_anchor_interval, memory_order_relaxed);
+    return a.ticks + atomic_load_explicit(&session_anchor_interval, memory_order_relaxed);
 }
 
 static void free_thread(spi_thread *t) {
@@ -123,7 +203,6 @@ static spi_thread *new_thread(void) {
     }
     t->aggregate = atomic_load_explicit(&session_aggregate, memory_order_acquire);
     t->tsc = atomic_load_explicit(&session_tsc, memory_order_acquire);
-    if (t->tsc) take_anchor(t);
     if (t->aggregate) {
         t->path_keys = spi_calloc(INITIAL_PATH_SLOTS, sizeof *t->path_keys);
         t->path_nodes = spi_malloc(INITIAL_PATH_SLOTS * sizeof *t->path_nodes);
@@ -155,10 +234,25 @@ static spi_thread *new_thread(void) {
     return t;
 }
 
-/* Slow path of current_thread: the thread has no state in this session. */
-static spi_thread *attach_thread(uint64_t generation) {
-    tls_thread = NULL;
-    tls_generation = generation;
+/* The hot block of a thread that starts recording with t. */
+static void start_hot(spi_thread *t, uint64_t generation) {
+    tls = (spi_hot){.generation = generation, .top = t->stack, .stack_base = t->stack,
+                    .stack_end = t->stack + t->stack_capacity, .tsc = t->tsc,
+                    .full = t->aggregate || t->hook_state || t->omp_primary_candidate};
+    if (t->tsc) tls.next_anchor = take_anchor(t);
+    t->hot = &tls;
+}
+
+/* The inline path of a thread that records with t (set last in attach). */
+static int inline_path(const spi_thread *t) {
+    if (t->aggregate || t->hook_state || t->omp_primary_candidate) return SPI_PATH_GENERAL;
+    return t->tsc ? SPI_PATH_TSC : SPI_PATH_MONOTONIC;
+}
+
+/* Slow path of the hot path's generation check: the thread has no state
+ * in this session. Returns its state, NULL when it does not record. */
+static __attribute__((noinline)) spi_thread *attach_thread(uint64_t generation) {
+    tls = (spi_hot){.generation = generation};
     if (generation == 0) return NULL; /* not recording: fast path from now on */
     pthread_once(&exit_key_once, create_exit_key);
     spi_thread *t = new_thread();
@@ -166,37 +260,53 @@ static spi_thread *attach_thread(uint64_t generation) {
     if (atomic_load_explicit(&session_generation, memory_order_relaxed) != generation) {
         pthread_mutex_unlock(&session_lock); /* finalize won the race */
         if (t) free_thread(t);
-        tls_generation = 0;
+        tls.generation = 0;
         return NULL;
     }
     if (!t) {
         pthread_mutex_unlock(&session_lock);
-        tls_generation = 0; /* try again on the next call */
+        tls.generation = 0; /* try again on the next call */
         spi_status_remember(SP_ERR_OUT_OF_MEMORY);
+        return NULL;
+    }
+    bool watched = exit_key_created && pthread_setspecific(exit_key, t) == 0;
+    if (!watched && !t->is_main) {
+        pthread_mutex_unlock(&session_lock); /* see create_exit_key */
+        free_thread(t);
         return NULL;
     }
     t->index = session.thread_count++;
     if (session.threads_tail) session.threads_tail->next = t;
     else session.threads = t;
     session.threads_tail = t;
+    start_hot(t, generation);
     pthread_mutex_unlock(&session_lock);
-    pthread_setspecific(exit_key, t);
-    tls_thread = t;
+    tls.thread = t; /* last: from here on the hot path records */
+    set_path(&tls, inline_path(t));
     return t;
 }
 
+/* The calling thread's state, NULL when it does not record. One relaxed
+ * load and a compare when it has state in this session. */
 static inline spi_thread *current_thread(void) {
     uint64_t generation = atomic_load_explicit(&session_generation, memory_order_relaxed);
-    if (__builtin_expect(generation == tls_generation, 1)) return tls_thread;
+    if (__builtin_expect(generation == tls.generation, 1)) return tls.thread;
     return attach_thread(generation);
 }
 
 /* ---- buffers ------------------------------------------------------------ */
 
-static int grow_stack(spi_thread *t) {
+/* The buffers' slow paths below run on the recording thread itself, so
+ * they update its hot block (tls) and its spi_thread together. */
+
+static __attribute__((noinline, cold)) int grow_stack(void) {
+    spi_thread *t = tls.thread;
     size_t capacity = t->stack_capacity * 2;
     spi_frame *grown = spi_reallocarray(t->stack, capacity, sizeof *grown);
     if (!grown) return SP_ERR_OUT_OF_MEMORY;
+    tls.top = grown + (tls.top - tls.stack_base);
+    tls.stack_base = grown;
+    tls.stack_end = grown + capacity;
     t->stack = grown;
     t->stack_capacity = capacity;
     return SP_OK;
@@ -204,9 +314,9 @@ static int grow_stack(spi_thread *t) {
 
 /* Link a fresh chunk (its bytes already counted in buffer_bytes). */
 static void start_chunk(spi_thread *t, spi_chunk *chunk) {
-    if (t->tsc) take_anchor(t); /* one per chunk: thousands of events */
-    t->cursor = chunk->events;
-    t->chunk_end = chunk->events + chunk->capacity;
+    if (t->tsc) tls.next_anchor = take_anchor(t); /* one per chunk: thousands of events */
+    tls.cursor = chunk->events;
+    tls.chunk_end = chunk->events + chunk->capacity;
 }
 
 /* Flush mode, the limit reached: write the thread's full chunks to the
@@ -218,7 +328,7 @@ static void start_chunk(spi_thread *t, spi_chunk *chunk) {
  * dropped and counted. */
 static int spill_chunks(spi_thread *t) {
     spi_spill *spill = session.spill;
-    t->tail->used = (size_t)(t->cursor - t->tail->events);
+    t->tail->used = (size_t)(tls.cursor - t->tail->events);
     while (t->head) {
         spi_chunk *c = t->head;
         if (c->used) {
@@ -291,7 +401,7 @@ static int add_chunk(spi_thread *t) {
     chunk->capacity = (bytes - sizeof *chunk) / sizeof(spi_event);
     chunk->next = NULL;
     chunk->used = 0;
-    if (t->tail) t->tail->used = (size_t)(t->cursor - t->tail->events);
+    if (t->tail) t->tail->used = (size_t)(tls.cursor - t->tail->events);
     if (t->tail) t->tail->next = chunk;
     else t->head = chunk;
     t->tail = chunk;
@@ -301,7 +411,8 @@ static int add_chunk(spi_thread *t) {
 
 /* Remember a parent too far back for the 32-bit gap (rare: a call that
  * encloses more than 4e9 calls on its thread). */
-static __attribute__((noinline, cold)) uint32_t far_parent(spi_thread *t, int64_t sequence, int64_t parent_sequence) {
+static __attribute__((noinline, cold)) uint32_t far_parent(int64_t sequence, int64_t parent_sequence) {
+    spi_thread *t = tls.thread;
     if (t->far_parent_count == t->far_parent_capacity) {
         size_t capacity = t->far_parent_capacity ? t->far_parent_capacity * 2 : 16;
         spi_far_parent *grown = spi_reallocarray(t->far_parents, capacity, sizeof *grown);
@@ -388,49 +499,108 @@ static inline int32_t path_of(spi_thread *t, int32_t parent, int region) {
 
 /* ---- begin / end -------------------------------------------------------- */
 
-/* The end of a call in the session's clock (ns, or TSC ticks). */
-static inline int64_t recording_clock(const spi_thread *t) {
-    return t->tsc ? spi_clock_ticks() : spi_clock_now_ns();
+/* The end of a call as the session's clock gave it (the conversion is
+ * left for later: clock.h says why). */
+typedef union spi_reading {
+    struct timespec ts;   /* CLOCK_MONOTONIC */
+    int64_t ticks;        /* TSC */
+} spi_reading;
+
+/* Which clock a call reads: `clock` is SPI_PATH_MONOTONIC or SPI_PATH_TSC
+ * on the inline paths (a constant, so the test folds away), or
+ * SPI_PATH_GENERAL: the thread's session decides. */
+static inline bool on_tsc(int clock) {
+    return clock == SPI_PATH_GENERAL ? tls.tsc : clock == SPI_PATH_TSC;
+}
+
+static inline void read_end(spi_reading *now, int clock) {
+    if (on_tsc(clock)) now->ticks = spi_clock_ticks();
+    else spi_clock_read(&now->ts);
+}
+
+/* A frame's start and a reading in the session's clock (ns, or ticks). */
+static inline int64_t frame_start(const spi_frame *frame) {
+    return tls.tsc ? frame->start_ticks : spi_clock_ns(&frame->start_ts);
+}
+
+static inline int64_t reading_time(const spi_reading *now) {
+    return tls.tsc ? now->ticks : spi_clock_ns(&now->ts);
 }
 
 /* The cold parts of push_call and pop_call, out of line so the trace hot
  * path keeps few registers and no stack frame of its own. */
 static __attribute__((noinline, cold)) int32_t begin_on_path(spi_thread *t, int region) {
-    return path_of(t, t->depth ? t->stack[t->depth - 1].node : -1, region);
+    return path_of(t, tls.top > tls.stack_base ? tls.top[-1].node : -1, region);
 }
 
 /* TSC: the anchor due at this begin (a thread that records keeps its map
  * exact), then the begin's own tick. */
-static __attribute__((noinline, cold)) int64_t anchored_ticks(spi_thread *t) {
-    take_anchor(t);
+static __attribute__((noinline, cold)) int64_t anchored_ticks(void) {
+    tls.next_anchor = take_anchor(tls.thread);
     return spi_clock_ticks();
 }
 
-static __attribute__((always_inline)) inline int push_call(spi_thread *t, int region) {
-    if (__builtin_expect(t->depth == t->stack_capacity, 0) && grow_stack(t) != SP_OK)
-        return SP_ERR_OUT_OF_MEMORY;
-    int32_t node = -1;
-    if (__builtin_expect(t->aggregate, 0)) {
-        node = begin_on_path(t, region);
-        if (__builtin_expect(node < 0, 0)) return SP_ERR_OUT_OF_MEMORY;
-    }
-    spi_frame *frame = &t->stack[t->depth++];
-    frame->region = region;
-    frame->node = node;
-    frame->child_ns = 0;
-    frame->sequence = t->next_sequence++;
-    frame->in_parallel = __builtin_expect(t->omp_primary_candidate, 0) && spi_omp_in_parallel();
-    /* hooks (counters): before the clock, so their cost is outside the region */
-    if (__builtin_expect(t->hook_state != NULL, 0)) t->hooks->begin(t->hook_state, region);
-    /* last: closest to the user's code */
-    if (t->tsc) {
+/* The start of a call: last, closest to the user's code, and stored as
+ * read (clock.h: the vDSO writes it straight into the frame). */
+static inline void begin_clock(spi_frame *frame, int clock) {
+    if (on_tsc(clock)) {
         int64_t ticks = spi_clock_ticks();
-        if (__builtin_expect(ticks >= t->next_anchor, 0)) ticks = anchored_ticks(t);
-        frame->start_ns = ticks;
+        if (__builtin_expect(ticks >= tls.next_anchor, 0)) ticks = anchored_ticks();
+        frame->start_ticks = ticks;
     } else {
-        frame->start_ns = spi_clock_now_ns();
+        spi_clock_read(&frame->start_ts);
     }
+}
+
+/* A begin: push the frame, then read the clock. `full` is a constant at
+ * each use: false for the inlined trace path, true for the out-of-line
+ * copy that also does aggregate mode, the hooks and the OpenMP flag;
+ * `clock` as in on_tsc. The frame gets everything its event will need
+ * now, the parent's gap included, so that end never looks below its own
+ * frame. */
+static __attribute__((always_inline)) inline int push_call(int region, bool full, int clock) {
+    spi_frame *frame = tls.top;
+    if (__builtin_expect(frame == tls.stack_end, 0)) {
+        if (grow_stack() != SP_OK) return SP_ERR_OUT_OF_MEMORY;
+        frame = tls.top;
+    }
+    uint32_t region_bits = (uint32_t)region;
+    spi_thread *t = tls.thread;
+    if (full) {
+        frame->node = -1;
+        frame->child_ns = 0;
+        if (t->aggregate) {
+            frame->node = begin_on_path(t, region);
+            if (__builtin_expect(frame->node < 0, 0)) return SP_ERR_OUT_OF_MEMORY;
+        }
+        if (t->omp_primary_candidate && spi_omp_in_parallel())
+            region_bits |= SPI_EVENT_IN_PARALLEL;
+    }
+    int64_t sequence = tls.next_sequence++;
+    uint32_t gap = 0; /* a root */
+    if (frame != tls.stack_base) {
+        int64_t parent = frame[-1].sequence;
+        gap = __builtin_expect(sequence - parent < (int64_t)SPI_GAP_FAR, 1)
+                  ? (uint32_t)(sequence - parent)
+                  : far_parent(sequence, parent);
+    }
+    frame->sequence = sequence;
+    frame->region = region_bits;
+    frame->parent_gap = gap;
+    tls.top = frame + 1;
+    /* hooks (counters): before the clock, so their cost is outside the region */
+    if (full && t->hook_state) t->hooks->begin(t->hook_state, region);
+    begin_clock(frame, clock);
     return SP_OK;
+}
+
+static __attribute__((noinline)) int push_call_full(int region) {
+    return push_call(region, true, SPI_PATH_GENERAL);
+}
+
+/* A begin on the out-of-line paths. */
+static inline int begin_call(int region) {
+    return tls.full ? push_call_full(region) : push_call(region, false, SPI_PATH_GENERAL);
 }
 
 /* Counts one report against the shared limit; true when it may be printed
@@ -457,13 +627,14 @@ static int report_invalid_handle(int region) {
  * are still open (SP_ERR_NESTING, naming the innermost of them); a region
  * not open at all (SP_ERR_UNMATCHED_END). The stack is left alone in every
  * case, so a program that then ends the inner region goes on normally. */
-static int report_bad_end(const spi_thread *t, int region) {
+static __attribute__((noinline, cold)) int report_bad_end(int region) {
     const spi_region_name *ended = spi_registry_get(region);
     if (!ended) return report_invalid_handle(region);
     bool open_below = false;
-    for (size_t d = t->depth; d-- > 0 && !open_below;) open_below = t->stack[d].region == region;
+    for (const spi_frame *f = tls.top; f-- > tls.stack_base && !open_below;)
+        open_below = SPI_EVENT_REGION(f) == (uint32_t)region;
     const spi_region_name *open =
-        t->depth ? spi_registry_get(t->stack[t->depth - 1].region) : NULL;
+        tls.top > tls.stack_base ? spi_registry_get((int)SPI_EVENT_REGION(tls.top - 1)) : NULL;
     const char *suffix;
     if (open_below) {
         if (may_report(&suffix))
@@ -480,10 +651,12 @@ static int report_bad_end(const spi_thread *t, int region) {
     return SP_ERR_UNMATCHED_END;
 }
 
-/* Aggregate mode's end: the call into its path's accumulator. */
+/* Aggregate mode's end: the call into its path's accumulator (the frame
+ * is already popped: its parent, if any, is the new top). */
 static __attribute__((noinline)) void end_on_path(spi_thread *t, const spi_frame *frame,
-                                                  int64_t now_ns) {
-    int64_t d = now_ns - frame->start_ns;
+                                                  const spi_reading *now) {
+    int64_t start_ns = frame_start(frame), now_ns = reading_time(now);
+    int64_t d = now_ns - start_ns;
     spi_path_node *n = &t->nodes[frame->node];
     n->count++;
     n->total_ns += d;
@@ -492,9 +665,9 @@ static __attribute__((noinline)) void end_on_path(spi_thread *t, const spi_frame
     n->max_ns = d > n->max_ns ? d : n->max_ns;
     n->sum_squares += (spi_u128)(uint64_t)d * (uint64_t)d;
     /* ends come in time order on a thread; starts do not (recursion) */
-    n->start_min_ns = frame->start_ns < n->start_min_ns ? frame->start_ns : n->start_min_ns;
+    n->start_min_ns = start_ns < n->start_min_ns ? start_ns : n->start_min_ns;
     n->end_max_ns = now_ns;
-    if (t->depth) t->stack[t->depth - 1].child_ns += d;
+    if (tls.top > tls.stack_base) tls.top[-1].child_ns += d;
 }
 
 /* A full chunk: a new one (or flushed and reused); the call is dropped and
@@ -505,36 +678,53 @@ static __attribute__((noinline, cold)) int next_chunk(spi_thread *t) {
     return status;
 }
 
-static __attribute__((always_inline)) inline int pop_call(spi_thread *t, int region,
-                                                          int64_t now_ns) {
-    if (__builtin_expect(t->depth == 0 || t->stack[t->depth - 1].region != region, 0))
-        return report_bad_end(t, region);
-    const spi_frame *frame = &t->stack[--t->depth];
-    /* hooks (counters): after the match check, so their stack pops in step */
-    if (__builtin_expect(t->hook_state != NULL, 0)) t->hooks->end(t->hook_state, region);
-    if (__builtin_expect(t->aggregate, 0)) {
-        end_on_path(t, frame, now_ns);
-        return SP_OK;
+/* An end, its time already read: pop the frame, append its event. `full`
+ * as in push_call. The event's times stay raw (spi_event): its start is
+ * converted from the frame, which does not wait for this end's reading,
+ * and the reading is only stored. */
+static __attribute__((always_inline)) inline int pop_call(int region, const spi_reading *now,
+                                                          bool full, int clock) {
+    spi_frame *top = tls.top;
+    /* only the full path marks frames SPI_EVENT_IN_PARALLEL */
+    if (__builtin_expect(top == tls.stack_base ||
+                             (full ? SPI_EVENT_REGION(top - 1) : top[-1].region) != (uint32_t)region,
+                         0))
+        return report_bad_end(region);
+    const spi_frame *frame = --top;
+    tls.top = top;
+    if (full) {
+        spi_thread *t = tls.thread;
+        /* hooks (counters): after the match check, so their stack pops in step */
+        if (t->hook_state) t->hooks->end(t->hook_state, region);
+        if (t->aggregate) {
+            end_on_path(t, frame, now);
+            return SP_OK;
+        }
     }
-    if (__builtin_expect(t->cursor == t->chunk_end, 0)) {
-        int status = next_chunk(t);
+    if (__builtin_expect(tls.cursor == tls.chunk_end, 0)) {
+        int status = next_chunk(tls.thread);
         if (status != SP_OK) return status;
     }
-    spi_event *event = t->cursor++;
-    event->start_ns = frame->start_ns;
-    event->duration_ns = now_ns - frame->start_ns;
-    event->sequence = frame->sequence;
-    event->region = (uint32_t)region | (frame->in_parallel ? SPI_EVENT_IN_PARALLEL : 0);
-    if (t->depth == 0) {
-        event->parent_gap = 0;
+    spi_event *event = tls.cursor++;
+    /* sequence, region and gap: the same 16 bytes in both (recorder.h) */
+    memcpy(&event->sequence, &frame->sequence, 16);
+    if (on_tsc(clock)) {
+        event->start_ns = frame->start_ticks;
+        event->duration_ns = now->ticks;
     } else {
-        int64_t parent = t->stack[t->depth - 1].sequence;
-        int64_t gap = frame->sequence - parent;
-        event->parent_gap = __builtin_expect(gap < (int64_t)SPI_GAP_FAR, 1)
-                                ? (uint32_t)gap
-                                : far_parent(t, frame->sequence, parent);
+        event->start_ns = spi_clock_ns(&frame->start_ts);
+        spi_clock_store_end(&event->duration_ns, &now->ts);
     }
     return SP_OK;
+}
+
+static __attribute__((noinline)) int pop_call_full(int region, const spi_reading *now) {
+    return pop_call(region, now, true, SPI_PATH_GENERAL);
+}
+
+/* An end on the out-of-line paths. */
+static inline int end_call(int region, const spi_reading *now) {
+    return tls.full ? pop_call_full(region, now) : pop_call(region, now, false, SPI_PATH_GENERAL);
 }
 
 /* Handle of a name through the thread's cache; registers on a miss. */
@@ -632,29 +822,33 @@ static inline int finish(int status) {
 /* The reentrancy guard of the recording calls. A signal handler that
  * records on a thread interrupted inside one of them would find its stack
  * half updated; its call records nothing and returns SP_ERR_UNSUPPORTED.
- * The fences keep the compiler from moving the flag across the work (the
- * handler runs on the same thread: no CPU fence is needed). */
-static inline bool enter(spi_thread *t) {
-    if (__builtin_expect(t->busy != 0, 0)) return false;
-    t->busy = 1;
+ * The thread's path is SPI_PATH_BUSY meanwhile (the inline paths test
+ * nothing else). The fences keep the compiler from moving the flag across
+ * the work (the handler runs on the same thread: no CPU fence is needed).
+ * enter gives the path to restore, or -1 when the thread is busy. */
+static inline int enter(void) {
+    int path = path_of_thread();
+    if (__builtin_expect(path == SPI_PATH_BUSY, 0)) return -1;
+    set_path(&tls, SPI_PATH_BUSY);
     atomic_signal_fence(memory_order_seq_cst);
-    return true;
+    return path;
 }
 
-static inline void leave(spi_thread *t) {
+static inline void leave(int path) {
     atomic_signal_fence(memory_order_seq_cst);
-    t->busy = 0;
+    set_path(&tls, path);
 }
 
 SP_API int sp_region_begin(const char *name) {
     if (!name) return invalid_name();
     spi_thread *t = current_thread();
     if (!t) return name[0] ? SP_OK : invalid_name();
-    if (!enter(t)) return finish(SP_ERR_UNSUPPORTED);
+    int path = enter();
+    if (path < 0) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_cstr(t, name, &status);
-    if (handle >= 0) status = push_call(t, handle);
-    leave(t);
+    if (handle >= 0) status = begin_call(handle);
+    leave(path);
     return finish(status);
 }
 
@@ -662,12 +856,14 @@ SP_API int sp_region_end(const char *name) {
     if (!name) return invalid_name();
     spi_thread *t = current_thread();
     if (!t) return name[0] ? SP_OK : invalid_name();
-    int64_t now_ns = recording_clock(t); /* first: the lookup is not the user's time */
-    if (!enter(t)) return finish(SP_ERR_UNSUPPORTED);
+    spi_reading now;
+    read_end(&now, SPI_PATH_GENERAL); /* first: the lookup is not the user's time */
+    int path = enter();
+    if (path < 0) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_cstr(t, name, &status);
-    if (handle >= 0) status = pop_call(t, handle, now_ns);
-    leave(t);
+    if (handle >= 0) status = end_call(handle, &now);
+    leave(path);
     return finish(status);
 }
 
@@ -675,11 +871,12 @@ SP_API int sp_region_begin_n(const char *name, size_t name_len) {
     if (!name || name_len == 0) return invalid_name();
     spi_thread *t = current_thread();
     if (!t) return SP_OK;
-    if (!enter(t)) return finish(SP_ERR_UNSUPPORTED);
+    int path = enter();
+    if (path < 0) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_sized(t, name, name_len, &status);
-    if (handle >= 0) status = push_call(t, handle);
-    leave(t);
+    if (handle >= 0) status = begin_call(handle);
+    leave(path);
     return finish(status);
 }
 
@@ -687,50 +884,101 @@ SP_API int sp_region_end_n(const char *name, size_t name_len) {
     if (!name || name_len == 0) return invalid_name();
     spi_thread *t = current_thread();
     if (!t) return SP_OK;
-    int64_t now_ns = recording_clock(t);
-    if (!enter(t)) return finish(SP_ERR_UNSUPPORTED);
+    spi_reading now;
+    read_end(&now, SPI_PATH_GENERAL);
+    int path = enter();
+    if (path < 0) return finish(SP_ERR_UNSUPPORTED);
     int status = SP_OK;
     int handle = handle_of_sized(t, name, name_len, &status);
-    if (handle >= 0) status = pop_call(t, handle, now_ns);
-    leave(t);
+    if (handle >= 0) status = end_call(handle, &now);
+    leave(path);
     return finish(status);
 }
 
 /* Whether a handle was issued: against the count this thread last saw,
  * refreshed from the registry only for a handle past it (a region
  * registered since, or a bad handle). */
-static __attribute__((noinline, cold)) bool handle_issued(spi_thread *t, int region) {
-    t->known_regions = (uint32_t)spi_registry_count();
-    return (unsigned)region < t->known_regions;
+static __attribute__((noinline, cold)) bool handle_issued(int region) {
+    tls.known_regions = (uint32_t)spi_registry_count();
+    return (unsigned)region < tls.known_regions;
 }
 
-SP_API void sp_begin(int region) {
-    spi_thread *t = current_thread();
-    if (!t) return;
-    if (__builtin_expect((unsigned)region >= t->known_regions, 0) && !handle_issued(t, region)) {
+/* Whether the calling thread records (attaching it to the session on its
+ * first call), for the calls that need the state only on slow paths. */
+static inline bool recording(void) {
+    uint64_t generation = atomic_load_explicit(&session_generation, memory_order_relaxed);
+    if (__builtin_expect(generation == tls.generation, 1)) return tls.thread != NULL;
+    return attach_thread(generation) != NULL;
+}
+
+/* sp_begin and sp_end when the thread's path is not an inline one (not
+ * recording yet, or at all, aggregate mode, hooks, OpenMP, busy) or the
+ * handle is past the ones the thread knows. */
+static __attribute__((noinline)) void begin_general(int region) {
+    if (!recording()) return;
+    if (__builtin_expect((unsigned)region >= tls.known_regions, 0) && !handle_issued(region)) {
         spi_status_remember(report_invalid_handle(region));
         return;
     }
-    if (!enter(t)) {
+    int path = enter();
+    if (path < 0) {
         spi_status_remember(SP_ERR_UNSUPPORTED);
         return;
     }
-    int status = push_call(t, region);
-    leave(t);
+    int status = begin_call(region);
+    leave(path);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
 }
 
-SP_API void sp_end(int region) {
-    spi_thread *t = current_thread();
-    if (!t) return;
-    int64_t now_ns = recording_clock(t);
-    if (!enter(t)) {
+static __attribute__((noinline)) void end_general(int region) {
+    if (!recording()) return;
+    spi_reading now;
+    read_end(&now, SPI_PATH_GENERAL);
+    int path = enter();
+    if (path < 0) {
         spi_status_remember(SP_ERR_UNSUPPORTED);
         return;
     }
-    int status = pop_call(t, region, now_ns);
-    leave(t);
+    int status = end_call(region, &now);
+    leave(path);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+}
+
+/* The inline paths: `clock` is the thread's path, so the thread records a
+ * trace, is not busy and its state belongs to this session (finalize and
+ * thread exit set the path back to SPI_PATH_GENERAL). */
+static __attribute__((always_inline)) inline void begin_inline(int region, int clock) {
+    set_path(&tls, SPI_PATH_BUSY);
+    atomic_signal_fence(memory_order_seq_cst);
+    int status = push_call(region, false, clock);
+    leave(clock);
+    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+}
+
+static __attribute__((always_inline)) inline void end_inline(int region, int clock) {
+    spi_reading now;
+    read_end(&now, clock);
+    set_path(&tls, SPI_PATH_BUSY);
+    atomic_signal_fence(memory_order_seq_cst);
+    int status = pop_call(region, &now, false, clock);
+    leave(clock);
+    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+}
+
+SP_API void sp_begin(int region) {
+    int path = path_of_thread();
+    if (__builtin_expect((unsigned)region < tls.known_regions, 1)) {
+        if (__builtin_expect(path == SPI_PATH_MONOTONIC, 1)) return begin_inline(region, SPI_PATH_MONOTONIC);
+        if (path == SPI_PATH_TSC) return begin_inline(region, SPI_PATH_TSC);
+    }
+    begin_general(region);
+}
+
+SP_API void sp_end(int region) {
+    int path = path_of_thread();
+    if (__builtin_expect(path == SPI_PATH_MONOTONIC, 1)) return end_inline(region, SPI_PATH_MONOTONIC);
+    if (path == SPI_PATH_TSC) return end_inline(region, SPI_PATH_TSC);
+    end_general(region);
 }
 
 SP_API int sp_region_n(const char *name, size_t name_len) {
@@ -810,12 +1058,14 @@ spi_session spi_recorder_stop(void) {
         (void)spi_anchor_list_add(&session.anchors, last);
     }
     spi_session stopped = session;
+    stopped.raw_ends = !stopped.aggregate; /* spi_event */
     session = (spi_session){0};
     /* Threads still alive: the CPU time so far (a lower bound, as the
      * format documents). A live thread cannot pass its exit hook while we
      * hold the lock, so its pthread_t is valid here. */
     for (spi_thread *t = stopped.threads; t; t = t->next) {
-        if (t->tail) t->tail->used = (size_t)(t->cursor - t->tail->events);
+        if (t->hot) set_path(t->hot, SPI_PATH_GENERAL); /* see spi_hot */
+        publish_thread(t);
         if (!t->alive) continue;
         if (pthread_equal(t->pthread, pthread_self())) {
             t->cpu_ns = spi_clock_thread_cpu_ns();
@@ -828,8 +1078,9 @@ spi_session spi_recorder_stop(void) {
         }
     }
     pthread_mutex_unlock(&session_lock);
-    tls_thread = NULL;
-    tls_generation = 0;
+    set_path(&tls, SPI_PATH_GENERAL);
+    tls.thread = NULL;
+    tls.generation = 0;
     return stopped;
 }
 
@@ -874,6 +1125,7 @@ void spi_recorder_fork_child(void) {
      * parent's threads and buffers are released (the child has one thread,
      * so nothing else can be using them). */
     atomic_store_explicit(&session_generation, 0, memory_order_relaxed);
+    set_path(&tls, SPI_PATH_GENERAL); /* its state is released below */
     spi_session orphan = session;
     session = (spi_session){0};
     atomic_store(&buffer_bytes, 0);

@@ -1,9 +1,10 @@
 /*
  * recorder.h - per-thread recording state and the session it belongs to.
  *
- * A thread finds its state through a thread-local pointer. begin = read the
- * clock, push a frame; end = read the clock, pop, append one 32-byte event
- * to the thread's current chunk. No locks, no I/O, and no allocation after
+ * A thread finds its state in a thread-local block (recorder.c). begin =
+ * push a frame, read the clock; end = read the clock, pop, append one
+ * 32-byte event to the thread's current chunk, its times still raw
+ * (spi_event). No locks, no I/O, and no allocation after
  * warm-up except a new chunk (chunks are linked, never copied).
  *
  * Aggregate mode replaces the events by one accumulator per call path
@@ -24,12 +25,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "record/spill.h"
 #include "record/tick_map.h"
 
-/* One completed call: exactly 32 bytes (the memory goal per call). Times
- * are in the session's clock: ns, or TSC ticks until run.c converts them. */
+/* One completed call: exactly 32 bytes (the memory goal per call). Until
+ * spi_recorder_convert_ticks, times are as the hot path stored them:
+ * start_ns is in the session's clock (ns, or TSC ticks), duration_ns holds
+ * the end's reading (TSC ticks, or CLOCK_MONOTONIC stored by
+ * spi_clock_store_end): the subtraction, and the conversion to ns, would
+ * lengthen the clock read's dependency chain (clock.h). */
 typedef struct spi_event {
     int64_t start_ns;
     int64_t duration_ns;
@@ -44,6 +50,7 @@ typedef struct spi_event {
  * parallel region (record/openmp.h; only on threads that are not OpenMP
  * workers, in programs with an OpenMP runtime). Handles stay below 2^31. */
 #define SPI_EVENT_IN_PARALLEL UINT32_C(0x80000000)
+/* The handle of an event or of an open call (spi_frame) */
 #define SPI_EVENT_REGION(e) ((e)->region & ~SPI_EVENT_IN_PARALLEL)
 #define SPI_RECENT_NAMES 64 /* power of two */
 /* Event chunks: a thread's first is 64 KiB (a thread that records little
@@ -64,14 +71,20 @@ typedef struct spi_chunk {
     spi_event events[];
 } spi_chunk;
 
-/* An open call. */
+/* An open call. It holds what its event will store besides the times:
+ * the sequence, the region (with SPI_EVENT_IN_PARALLEL) and the gap back
+ * to the parent's sequence, all known at begin, so end copies them
+ * instead of looking at the parent's frame. */
 typedef struct spi_frame {
-    int64_t start_ns;
+    union {
+        struct timespec start_ts; /* CLOCK_MONOTONIC as read (clock.h: why) */
+        int64_t start_ticks;      /* TSC */
+    };
     int64_t sequence;
+    uint32_t region;       /* handle | SPI_EVENT_IN_PARALLEL: the event's field */
+    uint32_t parent_gap;   /* the event's field */
     int64_t child_ns;      /* aggregate mode: time of the direct children so far */
-    int32_t region;
     int32_t node;          /* aggregate mode: the call's path (spi_path_node) */
-    bool in_parallel;      /* began inside an OpenMP parallel region */
 } spi_frame;
 
 /* Exact sums of squared durations: a 64x64 -> 128-bit multiply-add per
@@ -108,29 +121,28 @@ typedef struct spi_far_parent {
     int64_t parent_sequence;
 } spi_far_parent;
 
+/* The part of a thread's state that every begin and end touches lives in
+ * a thread-local block of recorder.c, one %fs-relative load away (no
+ * pointer to chase first: see there). `hot` points to it while the thread
+ * records; the fields below marked "published" are valid once it is NULL:
+ * recorder.c copies them back when the thread exits and when the session
+ * stops, which are the only times anything else reads them. */
+struct spi_hot;
+
 typedef struct spi_thread {
-    /* hot: touched by every begin/end */
+    struct spi_hot *hot;     /* the thread's live block, NULL once published */
     bool aggregate;          /* the session's mode, copied at attach */
     bool tsc;                /* times are TSC ticks (tick_map.h), else ns */
-    /* inside a recording call: a signal handler that records on this
-     * thread meanwhile is refused instead of corrupting the stack */
-    volatile sig_atomic_t busy;
     bool omp_primary_candidate;   /* OpenMP runtime present, not a worker:
                                      calls note whether they began inside a
                                      parallel region (record/openmp.h) */
-    int64_t next_anchor;     /* TSC: take an anchor at a begin from here on */
-    uint32_t known_regions;  /* handles below this were issued (a cache of
-                                the registry's count) */
-    spi_frame *stack;
-    size_t depth;
+    spi_frame *stack;        /* open calls, bottom first */
     size_t stack_capacity;
-    spi_event *cursor;       /* next free event in the current chunk */
-    spi_event *chunk_end;
-    spi_chunk *tail;
-    int64_t next_sequence;
+    size_t depth;            /* published: calls still open */
+    int64_t next_sequence;   /* published: calls begun */
+    spi_chunk *tail;         /* its `used` is published too */
     /* The session's thread hooks (spi_thread_hooks) state for this thread,
-     * NULL when none run; the hot path tests only this (one predictable
-     * branch). */
+     * NULL when none run. */
     void *hook_state;
 
     /* by-name fast path: the last handle seen for a name pointer, per slot
@@ -195,6 +207,11 @@ typedef struct spi_session {
     const char *spill_label;      /* the output path, for the message */
     bool aggregate;               /* call-path accumulators, no events */
     bool tsc;                     /* times in TSC ticks (tick_map.h) */
+    /* a stopped trace whose events still hold end readings in their
+     * duration fields (spi_event): spi_recorder_convert_ticks converts */
+    bool raw_ends;
+    /* the same for the events in the spill file, converted when read */
+    bool spilled_raw_ends;
     spi_anchor_list anchors;      /* TSC: the session's start and stop anchors */
     int64_t anchor_interval_ticks;/* TSC: SPI_ANCHOR_INTERVAL_NS in ticks */
     /* After spi_recorder_convert_ticks of a session with spilled chunks:
@@ -254,13 +271,20 @@ int spi_recorder_start(const spi_recording *recording);
 spi_session spi_recorder_stop(void);
 void spi_recorder_release(spi_session *session);
 
-/* A stopped TSC session's times into CLOCK_MONOTONIC ns, in place: every
- * event (start, duration) and, in aggregate mode, every path's totals and
- * first/last times, through the map of all its anchors (tick_map.h).
- * Afterwards session->tsc is false. Nothing to do for a ns session.
- * Returns SP_OK or SP_ERR_OUT_OF_MEMORY (times then stay in ticks and the
- * caller must not write them). recorder_ticks.c. */
+/* A stopped session's times into CLOCK_MONOTONIC ns, in place: every
+ * event's start and duration from the start and end reading the hot path
+ * stored (spi_event), through the map of all the session's anchors for a
+ * TSC session (tick_map.h), and in aggregate mode every path's totals and
+ * first/last times (TSC only: a ns session's paths hold ns). Afterwards
+ * session->tsc and session->raw_ends are false; events in the spill file
+ * are converted as they are read (event_cursor.h). Returns SP_OK or
+ * SP_ERR_OUT_OF_MEMORY (times then stay raw and the caller must not write
+ * them). recorder_ticks.c. */
 int spi_recorder_convert_ticks(spi_session *session);
+
+/* Raw event times into ns as above: through `map` (TSC), or NULL for
+ * CLOCK_MONOTONIC. recorder_ticks.c. */
+void spi_event_convert_times(spi_event *events, size_t count, spi_tick_map *map);
 
 /* pthread_atfork handlers, registered by the lifecycle: the session and
  * registry locks are held across fork() by the forking thread; in the

@@ -189,7 +189,7 @@ static int sort_row(spi_row *row) {
 void spi_run_report_open_calls(const spi_session *session, spi_run_report *report) {
     for (const spi_thread *t = session->threads; t; t = t->next) {
         for (size_t d = 0; d < t->depth; d++) {
-            const spi_region_name *name = spi_registry_get(t->stack[d].region);
+            const spi_region_name *name = spi_registry_get((int)SPI_EVENT_REGION(&t->stack[d]));
             spi_diag("region \"%s\" was still open at finalize on thread %d (%s); "
                      "that call is dropped, its completed calls inside are kept",
                      name ? name->text : "?", t->index, t->name);
