@@ -201,6 +201,7 @@ static spi_thread *new_thread(void) {
         free_thread(t);
         return NULL;
     }
+    t->anchors.mapped = true; /* taken at any begin, signal handlers' too */
     t->aggregate = atomic_load_explicit(&session_aggregate, memory_order_acquire);
     t->tsc = atomic_load_explicit(&session_tsc, memory_order_acquire);
     if (t->aggregate) {

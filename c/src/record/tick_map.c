@@ -33,8 +33,17 @@ int spi_anchor_list_add(spi_anchor_list *list, spi_anchor a) {
     }
     if (n == list->capacity) {
         size_t capacity = list->capacity ? list->capacity * 2 : 16;
-        spi_anchor *grown = spi_reallocarray(list->items, capacity, sizeof *grown);
-        if (!grown) return SP_ERR_OUT_OF_MEMORY;
+        spi_anchor *grown;
+        if (list->mapped) {
+            /* mmap, copy, munmap: no malloc lock a signal could be holding */
+            if (capacity > SIZE_MAX / sizeof *grown ||
+                !(grown = spi_map_populated(capacity * sizeof *grown)))
+                return SP_ERR_OUT_OF_MEMORY;
+            if (n) memcpy(grown, list->items, n * sizeof *grown);
+            if (list->items) spi_unmap(list->items, list->capacity * sizeof *grown);
+        } else if (!(grown = spi_reallocarray(list->items, capacity, sizeof *grown))) {
+            return SP_ERR_OUT_OF_MEMORY;
+        }
         list->items = grown;
         list->capacity = capacity;
     }
@@ -43,7 +52,8 @@ int spi_anchor_list_add(spi_anchor_list *list, spi_anchor a) {
 }
 
 void spi_anchor_list_free(spi_anchor_list *list) {
-    spi_free(list->items);
+    if (list->mapped && list->items) spi_unmap(list->items, list->capacity * sizeof *list->items);
+    else if (!list->mapped) spi_free(list->items);
     *list = (spi_anchor_list){0};
 }
 

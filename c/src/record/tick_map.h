@@ -25,6 +25,7 @@
 #define SPI_TICK_MAP_H
 
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 /* Anchors are taken at least this often while a thread records. */
@@ -44,9 +45,14 @@ typedef struct spi_anchor_list {
     spi_anchor *items;
     size_t count;
     size_t capacity;
+    /* Grow with mmap instead of malloc: a recording thread's list, which
+     * may grow inside a signal handler (a TSC anchor falls due at any
+     * begin), where only async-signal-safe calls are allowed. */
+    bool mapped;
 } spi_anchor_list;
 
-/* Append `a`; SP_OK or SP_ERR_OUT_OF_MEMORY (the list is unchanged). */
+/* Append `a`; SP_OK or SP_ERR_OUT_OF_MEMORY (the list is unchanged).
+ * Async-signal-safe when list->mapped (and not re-entered on one list). */
 int spi_anchor_list_add(spi_anchor_list *list, spi_anchor a);
 void spi_anchor_list_free(spi_anchor_list *list);
 
