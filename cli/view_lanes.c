@@ -210,7 +210,6 @@ static int stream_sort_row(view_lanes *v, row_stream *s) {
         sort_calls = NULL;
         for (size_t i = 0; i < k; i++) {
             s->sorted[i] = calls[order[i]];
-            s->sorted[i].reserved = 0;
             s->threads[i] = threads[order[i]];
         }
         s->sorted_count = k;
@@ -381,24 +380,21 @@ static int merge_rank(view_lanes *v, const uint32_t *rows, size_t n, size_t slic
     return st;
 }
 
-static int cmp_row_rank(const void *pa, const void *pb, const sp_results *res) {
-    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
-    uint32_t ra = sp_results_row_rank(res, a), rb = sp_results_row_rank(res, b);
-    if (ra != rb) return ra < rb ? -1 : 1;
+static int cmp_u64(const void *pa, const void *pb) {
+    uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
     return a < b ? -1 : a > b;
 }
-
-/* qsort has no context argument in C11; tools are single-threaded. */
-static const sp_results *sort_res;
-static int cmp_rows(const void *a, const void *b) { return cmp_row_rank(a, b, sort_res); }
 
 int view_lanes_build(view_lanes *v, const sp_results *res, const uint32_t *ranks,
                      size_t rank_count, const bool *region_on) {
     memset(v, 0, sizeof *v);
     v->res = res;
     size_t rows = sp_results_row_count(res);
-    uint32_t *selected = malloc((rows + 1) * sizeof *selected);
-    if (!selected || rows > UINT32_MAX) {
+    /* (rank << 32 | row), sorted: the rows rank by rank, in file order */
+    uint64_t *selected = malloc((rows + 1) * sizeof *selected);
+    uint32_t *rank_rows = malloc((rows + 1) * sizeof *rank_rows);
+    if (!selected || !rank_rows || rows > UINT32_MAX) {
+        free(rank_rows);
         free(selected);
         return SP_ERR_OUT_OF_MEMORY;
     }
@@ -416,12 +412,10 @@ int view_lanes_build(view_lanes *v, const sp_results *res, const uint32_t *ranks
         if (!rank_in(ranks, rank_count, sp_results_row_rank(res, r)) ||
             (region_on && !region_on[sp_results_row_region(res, r)]))
             continue;
-        selected[n++] = (uint32_t)r;
+        selected[n++] = (uint64_t)sp_results_row_rank(res, r) << 32 | r;
         calls += count;
     }
-    sort_res = res;
-    qsort(selected, n, sizeof *selected, cmp_rows);
-    sort_res = NULL;
+    qsort(selected, n, sizeof *selected, cmp_u64);
 
     size_t budget = memory_budget();
     v->block_calls = budget / sizeof(view_call) / 64;
@@ -432,19 +426,20 @@ int view_lanes_build(view_lanes *v, const sp_results *res, const uint32_t *ranks
     lane_map map = {0};
     size_t lanes_cap = 0;
     for (size_t first = 0; first < n && st == SP_OK;) {
-        uint32_t rank = sp_results_row_rank(res, selected[first]);
         size_t end = first;
-        while (end < n && sp_results_row_rank(res, selected[end]) == rank) end++;
+        for (; end < n && selected[end] >> 32 == selected[first] >> 32; end++)
+            rank_rows[end - first] = (uint32_t)selected[end];
         /* a quarter of the budget for the rows' slices (48 bytes a call) */
         size_t slice = budget / 4 / 48 / (end - first);
         if (slice < 16) slice = 16;
         if (slice > 65536) slice = 65536;
-        st = merge_rank(v, selected + first, end - first, slice, &map, &lanes_cap);
+        st = merge_rank(v, rank_rows, end - first, slice, &map, &lanes_cap);
         first = end;
     }
     free(map.keys);
     free(map.lane);
     free(selected);
+    free(rank_rows);
     if (st == SP_OK && v->lane_count) qsort(v->lanes, v->lane_count, sizeof *v->lanes, cmp_lane);
     if (st == SP_OK && v->spill && fflush(v->spill) != 0) {
         snprintf(v->error, sizeof v->error, "cannot write the temporary file of the lanes: %s",
