@@ -117,40 +117,46 @@ int spi_row_exclusive(const spi_profile *profile, size_t row_index, int64_t *exc
     return SP_OK;
 }
 
-/* Pooled over calls: FORMAT.md 7.3 "with event data". */
-static int pool_events(spi_region_stats *out, const spi_profile *profile, const size_t *rows,
-                       size_t row_count, spi_error *err) {
-    size_t n = (size_t)out->calls;
-    int64_t *all = spi_calloc(n ? n : 1, sizeof *all);
-    if (!all) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory pooling durations");
-    size_t k = 0;
-    uint64_t gpu_values = 0;
-    bool any_gpu = false;
+int spi_rows_durations(const spi_profile *profile, const size_t *rows, size_t row_count,
+                       int64_t *out, uint64_t n, int64_t *gpu_total, uint64_t *gpu_values,
+                       spi_error *err) {
+    uint64_t k = 0;
     int status = SP_OK;
     for (size_t r = 0; r < row_count && status == SP_OK; r++) {
         /* through a cursor: the calls may still be in the file */
         spi_call_cursor cursor;
         spi_call_slice slice;
         status = spi_call_cursor_open(&cursor, profile, rows[r],
-                                      SPI_CURSOR_DURATIONS | SPI_CURSOR_GPU, 0);
+                                      SPI_CURSOR_DURATIONS | (gpu_total ? SPI_CURSOR_GPU : 0), 0);
         while (status == SP_OK && (status = spi_call_cursor_next(&cursor, &slice, err)) == SP_OK &&
                slice.count && k + slice.count <= n) {
-            memcpy(all + k, slice.durations, slice.count * sizeof *all);
+            memcpy(out + k, slice.durations, slice.count * sizeof *out);
             k += slice.count;
-            if (slice.gpu_durations) {
+            if (gpu_total && slice.gpu_durations) {
                 /* FORMAT.md 3.3 quirk: a kept slice sums its -1 entries too. */
-                any_gpu = true;
-                for (size_t i = 0; i < slice.count; i++) out->gpu_total_ns += slice.gpu_durations[i];
-                gpu_values += slice.count;
+                for (size_t i = 0; i < slice.count; i++) *gpu_total += slice.gpu_durations[i];
+                *gpu_values += slice.count;
             }
         }
         spi_call_cursor_close(&cursor);
     }
+    if (status == SP_ERR_OUT_OF_MEMORY)
+        return spi_error_set(err, status, "out of memory pooling durations");
+    return status;
+}
+
+/* Pooled over calls: FORMAT.md 7.3 "with event data". */
+static int pool_events(spi_region_stats *out, const spi_profile *profile, const size_t *rows,
+                       size_t row_count, spi_error *err) {
+    size_t n = (size_t)out->calls;
+    int64_t *all = spi_calloc(n ? n : 1, sizeof *all);
+    if (!all) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory pooling durations");
+    uint64_t gpu_values = 0;
+    int status = spi_rows_durations(profile, rows, row_count, all, n, &out->gpu_total_ns,
+                                    &gpu_values, err);
     if (status != SP_OK) {
         spi_free(all);
-        return status == SP_ERR_OUT_OF_MEMORY
-                   ? spi_error_set(err, status, "out of memory pooling durations")
-                   : status;
+        return status;
     }
     out->available |= SPI_STAT_MIN_MAX | SPI_STAT_FIRST_LAST | SPI_STAT_STD |
                       SPI_STAT_PERCENTILES | SPI_STAT_START_END;
@@ -164,7 +170,7 @@ static int pool_events(spi_region_stats *out, const spi_profile *profile, const 
         out->p95_ns = spi_percentile_sorted(all, n, 95.0);
         out->p99_ns = spi_percentile_sorted(all, n, 99.0);
     }
-    if (any_gpu && gpu_values) {
+    if (gpu_values) {
         out->available |= SPI_STAT_GPU;
         out->gpu_mean_ns = (double)out->gpu_total_ns / (double)gpu_values;
     }

@@ -118,4 +118,13 @@ int spi_regions_stats_compute(spi_region_stats *out, const spi_profile *profile,
 /* True when `rank` is in the selection (NULL = all ranks). */
 bool spi_rank_selected(const uint32_t *ranks, size_t rank_count, uint32_t rank);
 
+/* The durations of rows[0..row_count) in that order into out (n = their
+ * calls), read through cursors (the calls may be in the file). gpu_total
+ * NULL: GPU times are not wanted; else their sum (FORMAT.md 3.3) and how
+ * many values it has are added to *gpu_total and *gpu_values. SP_OK or
+ * an error with err filled. */
+int spi_rows_durations(const spi_profile *profile, const size_t *rows, size_t row_count,
+                       int64_t *out, uint64_t n, int64_t *gpu_total, uint64_t *gpu_values,
+                       spi_error *err);
+
 #endif /* SPI_STATS_H */

@@ -248,34 +248,26 @@ SP_API int sp_summary_percentile(const sp_results *results, size_t region, const
         (rank_count && !ranks) || !(percent >= 0.0 && percent <= 100.0))
         return SP_ERR_INVALID_ARGUMENT;
     if (!sp_results_has_events(results)) return SP_ERR_UNSUPPORTED;
-    size_t rows = sp_results_row_count(results);
+    size_t rows = sp_results_row_count(results), selected = 0;
+    size_t *picked = spi_malloc((rows + 1) * sizeof *picked);
+    if (!picked) return SP_ERR_OUT_OF_MEMORY;
     uint64_t n = 0;
     for (size_t i = 0; i < rows; i++)
         if (sp_results_row_region(results, i) == region &&
-            spi_rank_selected(ranks, rank_count, sp_results_row_rank(results, i)))
+            spi_rank_selected(ranks, rank_count, sp_results_row_rank(results, i))) {
+            picked[selected++] = i;
             n += sp_results_row_calls(results, i);
+        }
     int64_t *all = spi_calloc(n ? (size_t)n : 1, sizeof *all);
-    if (!all) return SP_ERR_OUT_OF_MEMORY;
-    size_t k = 0;
-    for (size_t i = 0; i < rows; i++) {
-        if (sp_results_row_region(results, i) != region ||
-            !spi_rank_selected(ranks, rank_count, sp_results_row_rank(results, i)))
-            continue;
-        /* through a cursor: the calls may still be in the file */
-        sp_calls *calls;
-        sp_call_slice slice;
-        int status = sp_calls_open(results, i, 0, &calls);
-        while (status == SP_OK && (status = sp_calls_next(calls, &slice, NULL, 0)) == SP_OK &&
-               slice.count && k + slice.count <= n) {
-            memcpy(all + k, slice.durations, slice.count * sizeof *all);
-            k += slice.count;
-        }
-        sp_calls_close(calls);
-        if (status != SP_OK) {
-            spi_free(all);
-            return status;
-        }
+    int status = all ? spi_rows_durations(spi_results_profile(results), picked, selected, all, n,
+                                          NULL, NULL, NULL)
+                     : SP_ERR_OUT_OF_MEMORY;
+    spi_free(picked);
+    if (status != SP_OK) {
+        spi_free(all);
+        return status;
     }
+    size_t k = (size_t)n;
     qsort(all, k, sizeof *all, cmp_i64);
     *value_ns = k ? spi_percentile_sorted(all, k, percent) : 0.0;
     spi_free(all);
