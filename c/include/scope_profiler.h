@@ -113,7 +113,8 @@ extern "C" {
     X(SP_ERR_NO_SUMMARY, 16, "the file has no fixed-size summary statistics")  \
     X(SP_ERR_REGION_COLLISION, 17, "a region name appears in more than one input") \
     X(SP_ERR_MPI, 18, "MPI error")                                             \
-    X(SP_ERR_UNSUPPORTED, 19, "not supported by this build or machine")
+    X(SP_ERR_UNSUPPORTED, 19, "not supported by this build or machine")        \
+    X(SP_ERR_REGION_LIMIT, 20, "too many region names (at most 8388608 per process)")
 
 /** Status codes returned by the library (0 = success). */
 typedef enum sp_status {
@@ -145,7 +146,7 @@ typedef enum sp_mode {
      *  This is what sp_options_init sets, so the environment can switch a
      *  program that does not choose. */
     SP_MODE_AUTO = 0,
-    /** Every call with its start and duration (32 bytes per call until
+    /** Every call with its start and duration (24 bytes per call until
      *  finalize): the full timeline, the call ids and parents. */
     SP_MODE_TRACE = 1,
     /** Per thread, one accumulator per call path (count, total, minimum,
@@ -408,8 +409,9 @@ SP_API int sp_region_end_n(const char *name, size_t name_len);
  * Resolve `name` to a region handle (>= 0), registering it if new. The same
  * name always gives the same handle for the lifetime of the process; handles
  * may be resolved before sp_setup and stay valid after sp_finalize.
- * Returns the handle, or SP_INVALID_REGION when name is NULL or empty or
- * memory ran out (sp_last_error tells which).
+ * Returns the handle, or SP_INVALID_REGION when name is NULL or empty,
+ * memory ran out, or the process already has 8388608 (2^23) names
+ * (SP_ERR_REGION_LIMIT); sp_last_error tells which.
  * Thread-safety: safe from any thread (takes a lock for new names).
  */
 SP_API int sp_region(const char *name);

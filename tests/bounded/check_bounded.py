@@ -79,7 +79,7 @@ elif case == "drop_env":
     if m:
         check(calls_in(out) + int(m.group(1)) == 300000,
               f"{calls_in(out)} recorded + {m.group(1)} lost != 300000")
-    check(calls_in(out) * 32 <= 128 << 10, "more calls than 128 KiB holds")
+    check(calls_in(out) * 24 <= 128 << 10, "more calls than 128 KiB holds (24 B each)")
 elif case == "bad_env":
     out = os.path.join(workdir, "bad.h5")
     status, p = run(out, 1000, 1, SCOPE_PROFILER_BUFFER_LIMIT="12Q",

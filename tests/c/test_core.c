@@ -498,7 +498,7 @@ static void test_buffer_limit(void) {
     test_profile p;
     REQUIRE(test_profile_load(&p, "limited.h5") == 0);
     CHECK(p.call_count > 0 && p.call_count < 100000);
-    CHECK(p.call_count * 32 <= 256 * 1024);
+    CHECK(p.call_count * 24 <= 256 * 1024); /* 24-byte events */
     test_profile_free(&p);
 }
 

@@ -27,13 +27,14 @@ program test_status_codes
    call expect(SP_ERR_REGION_COLLISION, 'SP_ERR_REGION_COLLISION')
    call expect(SP_ERR_MPI, 'SP_ERR_MPI')
    call expect(SP_ERR_UNSUPPORTED, 'SP_ERR_UNSUPPORTED')
+   call expect(SP_ERR_REGION_LIMIT, 'SP_ERR_REGION_LIMIT')
 
    ! A code appended to the C table without a constant here fails this.
    codes = 0
    do while (sp_status_name(codes) /= 'SP_UNKNOWN' .and. codes < 1000)
       codes = codes + 1
    end do
-   call check_int(codes, 20, 'codes in the C status table (constants in the module)')
+   call check_int(codes, 21, 'codes in the C status table (constants in the module)')
    call check_text(sp_status_name(-3), 'SP_UNKNOWN', 'sp_status_name outside the table')
    call check_text(sp_error_string(SP_OK), 'success', 'sp_error_string(SP_OK)')
    call check_text(sp_error_string(-3), 'unknown status', 'sp_error_string outside the table')

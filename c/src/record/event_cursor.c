@@ -14,17 +14,41 @@ void spi_event_cursor_open(spi_event_cursor *c, spi_session *session, spi_thread
     if (session->spilled_map_live) session->spilled_map.hint = 0;
 }
 
+void spi_event_cursor_open_backward(spi_event_cursor *c, spi_session *session,
+                                    spi_thread *thread, bool release) {
+    *c = (spi_event_cursor){.session = session, .thread = thread, .release = release,
+                            .backward = true, .next_spilled = thread->spilled_count};
+    if (session->spilled_map_live) session->spilled_map.hint = 0;
+    size_t count = 0;
+    for (const spi_chunk *k = thread->head; k; k = k->next) count++;
+    if (!count) return;
+    c->chunks = spi_malloc(count * sizeof *c->chunks);
+    if (!c->chunks) {
+        c->status = SP_ERR_OUT_OF_MEMORY;
+        return;
+    }
+    for (spi_chunk *k = thread->head; k; k = k->next) c->chunks[c->chunks_left++] = k;
+}
+
+/* Forward, the chunk read last is the head; backward, it is the tail. */
 static void release_previous(spi_event_cursor *c) {
     if (!c->release || !c->previous) return;
     spi_thread *t = c->thread;
-    t->head = c->previous->next;
-    if (!t->head) t->tail = NULL;
+    if (c->backward) {
+        t->tail = c->chunks_left ? c->chunks[c->chunks_left - 1] : NULL;
+        if (t->tail) t->tail->next = NULL;
+        else t->head = NULL;
+    } else {
+        t->head = c->previous->next;
+        if (!t->head) t->tail = NULL;
+    }
     spi_unmap(c->previous, c->previous->bytes);
     c->previous = NULL;
 }
 
-static int read_spilled(spi_event_cursor *c, const spi_event **events, size_t *count) {
-    const spi_spilled_chunk *s = &c->thread->spilled[c->next_spilled++];
+static int read_spilled(spi_event_cursor *c, size_t index, const spi_event **events,
+                        size_t *count) {
+    const spi_spilled_chunk *s = &c->thread->spilled[index];
     if (s->count > c->buffer_capacity) {
         spi_free(c->buffer);
         c->buffer = spi_malloc((size_t)s->count * sizeof *c->buffer);
@@ -43,11 +67,29 @@ static int read_spilled(spi_event_cursor *c, const spi_event **events, size_t *c
     return SP_OK;
 }
 
+static int next_backward(spi_event_cursor *c, const spi_event **events, size_t *count) {
+    while (c->chunks_left) {
+        spi_chunk *chunk = c->chunks[--c->chunks_left];
+        c->previous = chunk;
+        if (chunk->used) {
+            *events = chunk->events;
+            *count = chunk->used;
+            return SP_OK;
+        }
+        release_previous(c);
+    }
+    if (c->next_spilled) return read_spilled(c, --c->next_spilled, events, count);
+    return SP_OK;
+}
+
 int spi_event_cursor_next(spi_event_cursor *c, const spi_event **events, size_t *count) {
     *events = NULL;
     *count = 0;
     release_previous(c);
-    if (c->next_spilled < c->thread->spilled_count) return read_spilled(c, events, count);
+    if (c->status != SP_OK) return c->status;
+    if (c->backward) return next_backward(c, events, count);
+    if (c->next_spilled < c->thread->spilled_count)
+        return read_spilled(c, c->next_spilled++, events, count);
     while (c->chunk && c->chunk->used == 0) {
         c->previous = c->chunk;
         c->chunk = c->chunk->next;
@@ -65,4 +107,6 @@ void spi_event_cursor_close(spi_event_cursor *c) {
     release_previous(c);
     spi_free(c->buffer);
     c->buffer = NULL;
+    spi_free(c->chunks);
+    c->chunks = NULL;
 }

@@ -10,6 +10,7 @@
  */
 #include "record/openmp.h"
 
+#include "record/call_parents.h"
 #include "record/event_cursor.h"
 
 #include <stdlib.h>
@@ -74,7 +75,7 @@ static bool recorded_team_work(spi_session *session, spi_thread *t) {
     bool found = false;
     while (!found && spi_event_cursor_next(&cursor, &events, &n) == SP_OK && n)
         for (size_t i = 0; i < n && !found; i++)
-            found = (events[i].region & SPI_EVENT_IN_PARALLEL) != 0;
+            found = spi_event_in_parallel(&events[i]);
     spi_event_cursor_close(&cursor);
     return found;
 }
@@ -117,21 +118,20 @@ int spi_omp_hosts_build(spi_omp_hosts **out, spi_session *session, const int64_t
             return SP_ERR_OUT_OF_MEMORY;
         }
         for (size_t s = 0; s < n; s++) x->start[s] = INT64_MAX;
-        spi_event_cursor cursor;
-        spi_event_cursor_open(&cursor, session, t, false);
-        const spi_event *events;
-        size_t count;
+        spi_call_walk walk;
+        spi_call_walk_open(&walk, session, t, false);
+        const spi_event *e;
+        const spi_enclosing_call *parent;
         int status;
-        while ((status = spi_event_cursor_next(&cursor, &events, &count)) == SP_OK && count) {
-            for (const spi_event *e = events; e < events + count; e++) {
-                x->start[e->sequence] = e->start_ns;
-                x->end[e->sequence] = e->start_ns + e->duration_ns;
-                x->parent[e->sequence] = spi_event_parent_sequence(t, e);
-                x->in_parallel[e->sequence] = (e->region & SPI_EVENT_IN_PARALLEL) != 0;
-                x->by_start[x->recorded++] = e->sequence;
-            }
+        while ((status = spi_call_walk_next(&walk, &e, &parent)) == SP_OK && e) {
+            int64_t s = spi_event_sequence(e);
+            x->start[s] = e->start_ns;
+            x->end[s] = e->start_ns + e->duration_ns;
+            x->parent[s] = parent ? parent->sequence : -1;
+            x->in_parallel[s] = spi_event_in_parallel(e);
+            x->by_start[x->recorded++] = s;
         }
-        spi_event_cursor_close(&cursor);
+        spi_call_walk_close(&walk);
         if (status != SP_OK) {
             spi_omp_hosts_free(h);
             return status;

@@ -13,6 +13,7 @@
  */
 #include "record/recorder.h"
 
+#include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -181,7 +182,6 @@ static void free_thread(spi_thread *t) {
     spi_free(t->stack);
     spi_free(t->cache_hashes);
     spi_free(t->cache_handles);
-    spi_free(t->far_parents);
     spi_free(t->spilled);
     spi_free(t->nodes);
     spi_free(t->path_keys);
@@ -365,7 +365,22 @@ static bool flushing(void) {
     return session.spill && !atomic_load_explicit(&session.spill->failed, memory_order_relaxed);
 }
 
+/* A thread whose sequences would no longer fit an event's key (recorder.h)
+ * records nothing more: its later calls are dropped and counted. */
+static int sequence_limit_reached(spi_thread *t) {
+    static atomic_bool reported = false;
+    if (!atomic_exchange(&reported, true))
+        spi_diag("thread %d began %" PRId64 " calls, the most one thread can record in a "
+                 "trace; its later calls are dropped and counted (aggregate mode has no "
+                 "such limit)", t->index, tls.next_sequence);
+    return SP_ERR_BUFFER_LIMIT;
+}
+
 static int add_chunk(spi_thread *t) {
+    /* between two new chunks a thread begins at most a chunk's capacity
+     * of calls plus the growth of its stack, far below the margin */
+    if (__builtin_expect(tls.next_sequence >= SPI_SEQUENCE_LIMIT, 0))
+        return sequence_limit_reached(t);
     size_t bytes = t->head ? SPI_CHUNK_BYTES : SPI_FIRST_CHUNK_BYTES;
     size_t limit = session.buffer_limit_bytes;
     if (limit && flushing()) {
@@ -408,21 +423,6 @@ static int add_chunk(spi_thread *t) {
     t->tail = chunk;
     start_chunk(t, chunk);
     return SP_OK;
-}
-
-/* Remember a parent too far back for the 32-bit gap (rare: a call that
- * encloses more than 4e9 calls on its thread). */
-static __attribute__((noinline, cold)) uint32_t far_parent(int64_t sequence, int64_t parent_sequence) {
-    spi_thread *t = tls.thread;
-    if (t->far_parent_count == t->far_parent_capacity) {
-        size_t capacity = t->far_parent_capacity ? t->far_parent_capacity * 2 : 16;
-        spi_far_parent *grown = spi_reallocarray(t->far_parents, capacity, sizeof *grown);
-        if (!grown) return 0; /* out of memory: the call becomes a root */
-        t->far_parents = grown;
-        t->far_parent_capacity = capacity;
-    }
-    t->far_parents[t->far_parent_count++] = (spi_far_parent){sequence, parent_sequence};
-    return SPI_GAP_FAR;
 }
 
 /* ---- aggregate mode: call paths ----------------------------------------- */
@@ -577,17 +577,8 @@ static __attribute__((always_inline)) inline int push_call(int region, bool full
         if (t->omp_primary_candidate && spi_omp_in_parallel())
             region_bits |= SPI_EVENT_IN_PARALLEL;
     }
-    int64_t sequence = tls.next_sequence++;
-    uint32_t gap = 0; /* a root */
-    if (frame != tls.stack_base) {
-        int64_t parent = frame[-1].sequence;
-        gap = __builtin_expect(sequence - parent < (int64_t)SPI_GAP_FAR, 1)
-                  ? (uint32_t)(sequence - parent)
-                  : far_parent(sequence, parent);
-    }
-    frame->sequence = sequence;
+    frame->key = spi_event_key(tls.next_sequence++, region_bits);
     frame->region = region_bits;
-    frame->parent_gap = gap;
     tls.top = frame + 1;
     /* hooks (counters): before the clock, so their cost is outside the region */
     if (full && t->hook_state) t->hooks->begin(t->hook_state, region);
@@ -633,9 +624,9 @@ static __attribute__((noinline, cold)) int report_bad_end(int region) {
     if (!ended) return report_invalid_handle(region);
     bool open_below = false;
     for (const spi_frame *f = tls.top; f-- > tls.stack_base && !open_below;)
-        open_below = SPI_EVENT_REGION(f) == (uint32_t)region;
+        open_below = SPI_FRAME_REGION(f) == (uint32_t)region;
     const spi_region_name *open =
-        tls.top > tls.stack_base ? spi_registry_get((int)SPI_EVENT_REGION(tls.top - 1)) : NULL;
+        tls.top > tls.stack_base ? spi_registry_get((int)SPI_FRAME_REGION(tls.top - 1)) : NULL;
     const char *suffix;
     if (open_below) {
         if (may_report(&suffix))
@@ -688,7 +679,7 @@ static __attribute__((always_inline)) inline int pop_call(int region, const spi_
     spi_frame *top = tls.top;
     /* only the full path marks frames SPI_EVENT_IN_PARALLEL */
     if (__builtin_expect(top == tls.stack_base ||
-                             (full ? SPI_EVENT_REGION(top - 1) : top[-1].region) != (uint32_t)region,
+                             (full ? SPI_FRAME_REGION(top - 1) : top[-1].region) != (uint32_t)region,
                          0))
         return report_bad_end(region);
     const spi_frame *frame = --top;
@@ -707,8 +698,7 @@ static __attribute__((always_inline)) inline int pop_call(int region, const spi_
         if (status != SP_OK) return status;
     }
     spi_event *event = tls.cursor++;
-    /* sequence, region and gap: the same 16 bytes in both (recorder.h) */
-    memcpy(&event->sequence, &frame->sequence, 16);
+    event->key = frame->key;
     if (on_tsc(clock)) {
         event->start_ns = frame->start_ticks;
         event->duration_ns = now->ticks;

@@ -3,7 +3,7 @@
  *
  * A thread finds its state in a thread-local block (recorder.c). begin =
  * push a frame, read the clock; end = read the clock, pop, append one
- * 32-byte event to the thread's current chunk, its times still raw
+ * 24-byte event to the thread's current chunk, its times still raw
  * (spi_event). No locks, no I/O, and no allocation after
  * warm-up except a new chunk (chunks are linked, never copied).
  *
@@ -27,31 +27,55 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "record/registry.h"
 #include "record/spill.h"
 #include "record/tick_map.h"
 
-/* One completed call: exactly 32 bytes (the memory goal per call). Until
- * spi_recorder_convert_ticks, times are as the hot path stored them:
- * start_ns is in the session's clock (ns, or TSC ticks), duration_ns holds
- * the end's reading (TSC ticks, or CLOCK_MONOTONIC stored by
- * spi_clock_store_end): the subtraction, and the conversion to ns, would
- * lengthen the clock read's dependency chain (clock.h). */
+/* One completed call: exactly 24 bytes, the memory a trace pays per call
+ * (fresh memory costs the hot path in proportion to its size: clock.h and
+ * bench/overhead). Until spi_recorder_convert_ticks, times are as the hot
+ * path stored them: start_ns is in the session's clock (ns, or TSC ticks),
+ * duration_ns holds the end's reading (TSC ticks, or CLOCK_MONOTONIC
+ * stored by spi_clock_store_end): the subtraction, and the conversion to
+ * ns, would lengthen the clock read's dependency chain (clock.h).
+ *
+ * `key` packs the call's number on its thread (its sequence, in begin
+ * order) above its region: sequence << SPI_KEY_REGION_BITS | region bits.
+ * The parent is not stored: events are the stack's pops, so they nest,
+ * and call_parents.h recovers each one's parent from the sequences and
+ * the end order alone. */
 typedef struct spi_event {
     int64_t start_ns;
     int64_t duration_ns;
-    int64_t sequence;      /* this call's number on its thread */
-    uint32_t region;       /* registry handle, and SPI_EVENT_IN_PARALLEL */
-    uint32_t parent_gap;   /* sequence - parent's sequence; 0 = root;
-                              SPI_GAP_FAR: see the thread's far_parents */
+    uint64_t key;
 } spi_event;
 
-#define SPI_GAP_FAR UINT32_MAX
-/* The top bit of spi_event.region: the call began inside an OpenMP
- * parallel region (record/openmp.h; only on threads that are not OpenMP
- * workers, in programs with an OpenMP runtime). Handles stay below 2^31. */
-#define SPI_EVENT_IN_PARALLEL UINT32_C(0x80000000)
-/* The handle of an event or of an open call (spi_frame) */
-#define SPI_EVENT_REGION(e) ((e)->region & ~SPI_EVENT_IN_PARALLEL)
+/* The region bits of a key and of a frame: the registry handle below
+ * SPI_REGION_LIMIT, and SPI_EVENT_IN_PARALLEL: the call began inside an
+ * OpenMP parallel region (record/openmp.h; only on threads that are not
+ * OpenMP workers, in programs with an OpenMP runtime). */
+#define SPI_KEY_REGION_BITS 24
+#define SPI_EVENT_IN_PARALLEL (UINT32_C(1) << 23)
+_Static_assert(SPI_EVENT_IN_PARALLEL == (uint32_t)SPI_REGION_LIMIT, "handles fit below the flag");
+/* Sequences that fit above the region bits. A thread stops recording
+ * (its later calls are dropped and counted, like past a buffer limit) a
+ * margin before the last one: recorder.c checks at every new chunk and
+ * stack growth, and no thread begins 2^32 calls between two of those. */
+#define SPI_SEQUENCE_LIMIT ((INT64_C(1) << (64 - SPI_KEY_REGION_BITS)) - (INT64_C(1) << 32))
+
+static inline uint64_t spi_event_key(int64_t sequence, uint32_t region_bits) {
+    return (uint64_t)sequence << SPI_KEY_REGION_BITS | region_bits;
+}
+static inline int64_t spi_event_sequence(const struct spi_event *e) {
+    return (int64_t)(e->key >> SPI_KEY_REGION_BITS);
+}
+/* The handle of an event */
+static inline uint32_t spi_event_region(const struct spi_event *e) {
+    return (uint32_t)e->key & (SPI_EVENT_IN_PARALLEL - 1);
+}
+static inline bool spi_event_in_parallel(const struct spi_event *e) {
+    return (e->key & SPI_EVENT_IN_PARALLEL) != 0;
+}
 #define SPI_RECENT_NAMES 64 /* power of two */
 /* Event chunks: a thread's first is 64 KiB (a thread that records little
  * costs little), every later one 2 MiB, one transparent huge page where
@@ -71,21 +95,22 @@ typedef struct spi_chunk {
     spi_event events[];
 } spi_chunk;
 
-/* An open call. It holds what its event will store besides the times:
- * the sequence, the region (with SPI_EVENT_IN_PARALLEL) and the gap back
- * to the parent's sequence, all known at begin, so end copies them
- * instead of looking at the parent's frame. */
+/* An open call. It holds what its event will store besides the times,
+ * all known at begin (the key), so end copies one word instead of looking
+ * anywhere else. */
 typedef struct spi_frame {
     union {
         struct timespec start_ts; /* CLOCK_MONOTONIC as read (clock.h: why) */
         int64_t start_ticks;      /* TSC */
     };
-    int64_t sequence;
-    uint32_t region;       /* handle | SPI_EVENT_IN_PARALLEL: the event's field */
-    uint32_t parent_gap;   /* the event's field */
-    int64_t child_ns;      /* aggregate mode: time of the direct children so far */
+    uint64_t key;          /* the event's: sequence and region bits */
+    uint32_t region;       /* handle | SPI_EVENT_IN_PARALLEL, for the end's match */
     int32_t node;          /* aggregate mode: the call's path (spi_path_node) */
+    int64_t child_ns;      /* aggregate mode: time of the direct children so far */
 } spi_frame;
+
+/* The handle of an open call */
+#define SPI_FRAME_REGION(f) ((f)->region & (SPI_EVENT_IN_PARALLEL - 1))
 
 /* Exact sums of squared durations: a 64x64 -> 128-bit multiply-add per
  * call, no rounding until finalize (std without Welford's division). */
@@ -114,12 +139,6 @@ typedef struct spi_spilled_chunk {
     uint64_t offset;       /* in the spill file */
     uint64_t count;        /* events */
 } spi_spilled_chunk;
-
-/* A parent further back than a uint32 gap (a call enclosing > 4e9 calls). */
-typedef struct spi_far_parent {
-    int64_t sequence;
-    int64_t parent_sequence;
-} spi_far_parent;
 
 /* The part of a thread's state that every begin and end touches lives in
  * a thread-local block of recorder.c, one %fs-relative load away (no
@@ -178,9 +197,6 @@ typedef struct spi_thread {
     size_t spilled_count;
     size_t spilled_capacity;
     uint64_t dropped_events;      /* lost to the buffer limit or OOM */
-    spi_far_parent *far_parents;
-    size_t far_parent_count;
-    size_t far_parent_capacity;
     int index;                    /* dense, in attach order */
     bool omp_worker;              /* an OpenMP worker thread (record/openmp.h) */
     int64_t ident;                /* pthread_self() */
@@ -240,15 +256,6 @@ typedef struct spi_thread_hooks {
 #define SPI_FOR_EACH_EVENT(t, e)                                               \
     for (const spi_chunk *chunk_ = (t)->head; chunk_; chunk_ = chunk_->next)   \
         for (const spi_event *e = chunk_->events; e < chunk_->events + chunk_->used; e++)
-
-/* The sequence of an event's parent on its thread, -1 for a root. */
-static inline int64_t spi_event_parent_sequence(const spi_thread *t, const spi_event *e) {
-    if (e->parent_gap == 0) return -1;
-    if (e->parent_gap != SPI_GAP_FAR) return e->sequence - (int64_t)e->parent_gap;
-    for (size_t i = 0; i < t->far_parent_count; i++)
-        if (t->far_parents[i].sequence == e->sequence) return t->far_parents[i].parent_sequence;
-    return -1;
-}
 
 /* What a session records. */
 typedef struct spi_recording {

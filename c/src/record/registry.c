@@ -104,6 +104,8 @@ int spi_registry_intern(const char *name, size_t len, uint64_t hash, int *status
         return handle;
     }
     int count = atomic_load_explicit(&registered, memory_order_relaxed);
+    *status = SP_ERR_REGION_LIMIT;
+    if (count >= SPI_REGION_LIMIT) goto out;
     *status = SP_ERR_OUT_OF_MEMORY;
     if ((size_t)(count + 1) * 2 > lookup_capacity && grow_lookup_locked(count) != SP_OK)
         goto out;

@@ -19,12 +19,17 @@ typedef struct spi_region_name {
     uint64_t hash;     /* spi_name_hash(text, len) */
 } spi_region_name;
 
+/* Handles stay below this: an event keeps its region in 23 bits
+ * (recorder.h). */
+#define SPI_REGION_LIMIT (INT32_C(1) << 23)
+
 /* Hash of a name, as used by the registry and the per-thread caches. */
 uint64_t spi_name_hash(const char *name, size_t len);
 
 /* The handle of `name` (len bytes), registering it if new. Returns the
  * handle >= 0, or -1 with *status set (SP_ERR_INVALID_ARGUMENT for an empty
- * name, SP_ERR_OUT_OF_MEMORY). Thread-safe. */
+ * name, SP_ERR_OUT_OF_MEMORY, SP_ERR_REGION_LIMIT past SPI_REGION_LIMIT
+ * names). Thread-safe. */
 int spi_registry_intern(const char *name, size_t len, uint64_t hash, int *status);
 
 /* Number of registered regions (handles are 0..count-1). Lock-free. */

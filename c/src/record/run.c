@@ -4,13 +4,15 @@
  * Ids: thread t numbered its calls 0..n_t-1 in begin order; the rank-wide id
  * is that number plus the total count of the threads attached before t.
  * Parents are always earlier on the same thread, so parent id < child id
- * holds, as FORMAT.md requires. Calls still open at finalize are dropped,
- * and so are calls that ended past the buffer limit; a completed child of
- * such a call becomes a root (-1), since its parent is not in the file.
+ * holds, as FORMAT.md requires. Parents are recovered from the nesting of
+ * each thread's events, walked backward (call_parents.h). Calls still open
+ * at finalize are dropped, and so are calls that ended past the buffer
+ * limit; a completed child of such a call becomes a root (-1), since its
+ * parent is not in the file.
  *
- * Exclusive time: one pass adds each call's duration to its parent's
- * "child time" slot (an array indexed by sequence, per thread); a second
- * pass subtracts. Linear, and exact for the recorded tree.
+ * Exclusive time: each call adds its duration to its region and takes it
+ * from its parent's, in the same backward walk. Linear, and exact for the
+ * recorded tree.
  *
  * Rows keep calls in start order (ties: lower id first), so start_deltas
  * are non-negative and "first"/"last" mean what a user expects. Events are
@@ -25,7 +27,7 @@
 
 #include "util/alloc.h"
 #include "util/diag.h"
-#include "record/event_cursor.h"
+#include "record/call_parents.h"
 #include "record/openmp.h"
 #include "record/registry.h"
 
@@ -43,38 +45,23 @@ static int compare_calls(const void *a, const void *b) {
     return (x->call_id > y->call_id) - (x->call_id < y->call_id);
 }
 
-/* The parent sequence of an event (-1 for a root). */
-
-/* 1 when `sequence` is a call still open on t (its stack holds increasing
- * sequences from bottom to top, so a binary search finds it). */
-static int still_open(const spi_thread *t, int64_t sequence) {
-    size_t lo = 0, hi = t->depth;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->stack[mid].sequence == sequence) return 1;
-        if (t->stack[mid].sequence < sequence) lo = mid + 1;
-        else hi = mid;
-    }
-    return 0;
-}
-
-
-/* Add each thread's exclusive time per region into exclusive[region]. */
-static int add_exclusive_times(const spi_session *session, int64_t *exclusive) {
-    for (const spi_thread *t = session->threads; t; t = t->next) {
-        if (!t->head) continue;
-        int64_t *child_time = spi_calloc((size_t)t->next_sequence, sizeof *child_time);
-        if (!child_time) return SP_ERR_OUT_OF_MEMORY;
-        SPI_FOR_EACH_EVENT(t, e) {
-            int64_t parent = spi_event_parent_sequence(t, e);
-            if (parent >= 0) child_time[parent] += e->duration_ns;
+/* Add each thread's exclusive time per region into exclusive[region]: a
+ * call adds its duration to its own region and takes it from its parent's,
+ * which is exact for the recorded tree in whatever order calls come. */
+static int add_exclusive_times(spi_session *session, int64_t *exclusive) {
+    int status = SP_OK;
+    for (spi_thread *t = session->threads; t && status == SP_OK; t = t->next) {
+        spi_call_walk walk;
+        spi_call_walk_open(&walk, session, t, false);
+        const spi_event *e;
+        const spi_enclosing_call *parent;
+        while ((status = spi_call_walk_next(&walk, &e, &parent)) == SP_OK && e) {
+            exclusive[spi_event_region(e)] += e->duration_ns;
+            if (parent) exclusive[parent->region] -= e->duration_ns;
         }
-        SPI_FOR_EACH_EVENT(t, e) {
-            exclusive[SPI_EVENT_REGION(e)] += e->duration_ns - child_time[e->sequence];
-        }
-        spi_free(child_time);
+        spi_call_walk_close(&walk);
     }
-    return SP_OK;
+    return status;
 }
 
 static int allocate_row_columns(spi_row *row, int with_threads) {
@@ -90,25 +77,6 @@ static int allocate_row_columns(spi_row *row, int with_threads) {
                : SP_ERR_OUT_OF_MEMORY;
 }
 
-int spi_run_recorded_bits(spi_session *session, spi_thread *t, uint8_t **bits) {
-    *bits = NULL;
-    if (t->dropped_events == 0) return SP_OK;
-    uint8_t *b = spi_calloc((size_t)t->next_sequence / 8 + 1, 1);
-    if (!b) return SP_ERR_OUT_OF_MEMORY;
-    spi_event_cursor cursor;
-    spi_event_cursor_open(&cursor, session, t, false);
-    const spi_event *events;
-    size_t n;
-    int status;
-    while ((status = spi_event_cursor_next(&cursor, &events, &n)) == SP_OK && n)
-        for (size_t i = 0; i < n; i++)
-            b[events[i].sequence / 8] |= (uint8_t)(1u << (events[i].sequence % 8));
-    spi_event_cursor_close(&cursor);
-    if (status != SP_OK) spi_free(b);
-    else *bits = b;
-    return status;
-}
-
 int64_t *spi_run_thread_bases(const spi_session *session) {
     int64_t *bases = spi_calloc((size_t)session->thread_count + 1, sizeof *bases);
     size_t index = 0;
@@ -120,45 +88,55 @@ int64_t *spi_run_thread_bases(const spi_session *session) {
     return bases;
 }
 
-static bool was_recorded(const uint8_t *bits, int64_t sequence) {
-    return !bits || (bits[sequence / 8] & (1u << (sequence % 8)));
+int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e,
+                          const spi_enclosing_call *parent, int64_t base,
+                          const spi_omp_hosts *hosts) {
+    if (parent) return base + parent->sequence;
+    if (!t->omp_worker) return -1;
+    return spi_omp_host_parent(hosts, e->start_ns, e->start_ns + e->duration_ns,
+                               base + spi_event_sequence(e));
 }
 
-int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e, int64_t base,
-                          const uint8_t *recorded, const spi_omp_hosts *hosts) {
-    int64_t parent = spi_event_parent_sequence(t, e);
-    int64_t id = (parent < 0 || still_open(t, parent) || !was_recorded(recorded, parent))
-                     ? -1
-                     : base + parent;
-    if (id < 0 && t->omp_worker)
-        id = spi_omp_host_parent(hosts, e->start_ns, e->start_ns + e->duration_ns,
-                                 base + e->sequence);
-    return id;
-}
-
-/* Fill rows[] (sized by the caller, counts reset to 0) from the threads.
+/* Fill rows[] (sized by the caller, counts set) from the threads. The walk
+ * goes backward (parents come from call_parents.h) over the threads from
+ * the last attached, and fills each row from its end, so each row holds
+ * its calls thread by thread, each thread's in end order: start order
+ * unless recursion or several threads interleave them (sort_row).
  * hosts (may be NULL): the OpenMP fork parents of worker roots. SP_OK or
  * SP_ERR_OUT_OF_MEMORY. */
-static int fill_rows(spi_session *session, spi_row *rows, const int32_t *row_of_region,
-                     int with_threads, const int64_t *bases, const spi_omp_hosts *hosts) {
+static int fill_rows(spi_session *session, spi_row *rows, size_t row_count,
+                     const int32_t *row_of_region, int with_threads, const int64_t *bases,
+                     const spi_omp_hosts *hosts) {
+    size_t thread_count = (size_t)session->thread_count;
+    spi_thread **threads = spi_malloc((thread_count ? thread_count : 1) * sizeof *threads);
+    uint64_t *left = spi_malloc((row_count ? row_count : 1) * sizeof *left);
+    int status = threads && left ? SP_OK : SP_ERR_OUT_OF_MEMORY;
     size_t index = 0;
-    for (spi_thread *t = session->threads; t; t = t->next, index++) {
-        uint8_t *recorded;
-        int status = spi_run_recorded_bits(session, t, &recorded);
-        if (status != SP_OK) return status;
+    for (spi_thread *t = session->threads; t && status == SP_OK; t = t->next)
+        threads[index++] = t;
+    for (size_t r = 0; r < row_count && status == SP_OK; r++) left[r] = rows[r].count;
+    while (index-- > 0 && status == SP_OK) {
+        spi_thread *t = threads[index];
         int64_t base = bases[index];
-        SPI_FOR_EACH_EVENT(t, e) {
-            spi_row *row = &rows[row_of_region[SPI_EVENT_REGION(e)]];
-            uint64_t i = row->count++;
+        spi_call_walk walk;
+        spi_call_walk_open(&walk, session, t, false);
+        const spi_event *e;
+        const spi_enclosing_call *parent;
+        while ((status = spi_call_walk_next(&walk, &e, &parent)) == SP_OK && e) {
+            int32_t r = row_of_region[spi_event_region(e)];
+            spi_row *row = &rows[r];
+            uint64_t i = --left[r];
             row->starts[i] = e->start_ns;
             row->durations[i] = e->duration_ns;
-            row->call_ids[i] = base + e->sequence;
-            row->parent_ids[i] = spi_run_parent_id(t, e, base, recorded, hosts);
+            row->call_ids[i] = base + spi_event_sequence(e);
+            row->parent_ids[i] = spi_run_parent_id(t, e, parent, base, hosts);
             if (with_threads) row->thread_ids[i] = t->index;
         }
-        spi_free(recorded);
+        spi_call_walk_close(&walk);
     }
-    return SP_OK;
+    spi_free(left);
+    spi_free(threads);
+    return status;
 }
 
 /* Sort a row's calls by (start, id) when they are not already in order. */
@@ -189,7 +167,7 @@ static int sort_row(spi_row *row) {
 void spi_run_report_open_calls(const spi_session *session, spi_run_report *report) {
     for (const spi_thread *t = session->threads; t; t = t->next) {
         for (size_t d = 0; d < t->depth; d++) {
-            const spi_region_name *name = spi_registry_get((int)SPI_EVENT_REGION(&t->stack[d]));
+            const spi_region_name *name = spi_registry_get((int)SPI_FRAME_REGION(&t->stack[d]));
             spi_diag("region \"%s\" was still open at finalize on thread %d (%s); "
                      "that call is dropped, its completed calls inside are kept",
                      name ? name->text : "?", t->index, t->name);
@@ -244,7 +222,7 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
     for (const spi_thread *t = session->threads; t && status == SP_OK; t = t->next) {
         uint64_t before = 0;
         SPI_FOR_EACH_EVENT(t, e) {
-            calls[SPI_EVENT_REGION(e)]++;
+            calls[spi_event_region(e)]++;
             before++;
         }
         if (before) report->recording_threads++;
@@ -273,7 +251,6 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
         row->exclusive_total = exclusive[r];
         row->source_line = -1;
         if (status == SP_OK) status = allocate_row_columns(row, with_threads);
-        row->count = 0; /* refilled by fill_rows */
         profile->row_count++;
     }
     /* OpenMP: the fork parents of worker threads' roots (openmp.h) */
@@ -282,7 +259,8 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
     if (!bases && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
     if (status == SP_OK) status = spi_omp_hosts_build(&hosts, session, bases);
     if (status == SP_OK)
-        status = fill_rows(session, profile->rows, row_of_region, with_threads, bases, hosts);
+        status = fill_rows(session, profile->rows, profile->row_count, row_of_region, with_threads,
+                           bases, hosts);
     spi_omp_hosts_free(hosts);
     spi_free(bases);
     for (size_t i = 0; i < profile->row_count && status == SP_OK; i++) {

@@ -5,25 +5,19 @@
  *
  * The file wants each row's calls in (start, id) order, rows in region
  * registration order; the threads recorded them in end order, thread by
- * thread. One pass per thread (event_cursor.h: its spilled chunks, then its
- * memory chunks, each released once read) turns every event into a 40-byte
- * call (start, duration, id, parent id, region, thread), counts the rows and
- * their totals, and computes exclusive times (below). The calls collect in
+ * thread. One backward pass per thread (event_cursor.h: its memory chunks
+ * from the last, each released once read, then its spilled chunks from the
+ * last; call_parents.h finds each call's parent on the way) turns every
+ * event into a 40-byte call (start, duration, id, parent id, region,
+ * thread), counts the rows and their totals, and computes exclusive times
+ * (each call adds its duration to its region and takes it from its
+ * parent's, as run.c does). The calls collect in
  * a run buffer; a full buffer is sorted by (region, start, id) and appended
  * to the spill file as a sorted run. The rows are then served by a k-way
  * merge of the runs (a heap over one small read buffer per run), which
  * yields the calls in exactly the file's order: an external merge sort in
  * RUN_BYTES + SCRATCH_BYTES + MERGE_BYTES of memory whatever the trace's
  * length. A trace whose calls fit in one run is never written back.
- *
- * Exclusive time without a per-call array: events come in end order
- * (post-order), so a call's children all come before it. A stack of
- * (sequence, child time) pairs holds the calls that have had a child
- * finished and have not finished themselves; a finishing call takes its
- * own entry (its children's total) and adds its duration to its parent's
- * entry. Entries of calls that never finish (still open, or dropped after
- * a failed flush) are popped as stale when a call outside them finishes;
- * matching is by exact sequence, so the totals equal run.c's.
  *
  * Statistics: count and total per row come from the pass, so the mean is
  * known before the merge and the rest is computed as the calls stream by
@@ -34,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "record/event_cursor.h"
+#include "record/call_parents.h"
 #include "record/openmp.h"
 #include "record/registry.h"
 #include "util/alloc.h"
@@ -91,11 +85,6 @@ typedef struct stream_source {
 } stream_source;
 
 /* The pass over the threads. */
-typedef struct pending_call {
-    int64_t sequence;
-    int64_t child_ns;
-} pending_call;
-
 typedef struct stream_pass {
     stream_source *source;
     stream_call *buffer;      /* RUN_BYTES */
@@ -107,9 +96,6 @@ typedef struct stream_pass {
     int64_t *region_exclusive;
     uint64_t *bucket;         /* counting sort offsets, [region_count + 1] */
     int region_count;
-    pending_call *pending;
-    size_t pending_count;
-    size_t pending_capacity;
 } stream_pass;
 
 static int compare_calls(const void *a, const void *b) {
@@ -126,8 +112,10 @@ static bool call_before(const stream_call *x, const stream_call *y) {
 /* ---- the pass: sorted runs ---------------------------------------------------- */
 
 /* Sort the buffered calls into scratch: by region with a stable counting
- * sort (linear), then each region's calls by (start, id), which only
- * recursion or several threads in one run can have left out of order. */
+ * sort (linear), then each region's calls by (start, id). The pass walks
+ * each thread backward, so a region's calls usually come in exactly the
+ * reverse order and are reversed; only recursion or several threads in
+ * one run leave them to a sort. */
 static void sort_buffer(stream_pass *p) {
     uint64_t *bucket = p->bucket;
     memset(bucket, 0, ((size_t)p->region_count + 1) * sizeof *bucket);
@@ -136,12 +124,21 @@ static void sort_buffer(stream_pass *p) {
     for (size_t i = 0; i < p->buffered; i++) p->scratch[bucket[p->buffer[i].region]++] = p->buffer[i];
     for (size_t first = 0; first < p->buffered;) {
         size_t last = first + 1;
-        bool sorted = true;
+        bool ascending = true, descending = true;
         while (last < p->buffered && p->scratch[last].region == p->scratch[first].region) {
-            sorted = sorted && call_before(&p->scratch[last - 1], &p->scratch[last]);
+            ascending = ascending && call_before(&p->scratch[last - 1], &p->scratch[last]);
+            descending = descending && call_before(&p->scratch[last], &p->scratch[last - 1]);
             last++;
         }
-        if (!sorted) qsort(p->scratch + first, last - first, sizeof *p->scratch, compare_calls);
+        if (descending) {
+            for (size_t lo = first, hi = last - 1; lo < hi; lo++, hi--) {
+                stream_call swap = p->scratch[lo];
+                p->scratch[lo] = p->scratch[hi];
+                p->scratch[hi] = swap;
+            }
+        } else if (!ascending) {
+            qsort(p->scratch + first, last - first, sizeof *p->scratch, compare_calls);
+        }
         first = last;
     }
 }
@@ -167,63 +164,27 @@ static int emit_run(stream_pass *p) {
     return SP_OK;
 }
 
-static int push_pending(stream_pass *p, int64_t sequence, int64_t child_ns) {
-    if (p->pending_count == p->pending_capacity) {
-        size_t capacity = p->pending_capacity ? p->pending_capacity * 2 : 64;
-        pending_call *grown = spi_reallocarray(p->pending, capacity, sizeof *grown);
-        if (!grown) return SP_ERR_OUT_OF_MEMORY;
-        p->pending = grown;
-        p->pending_capacity = capacity;
-    }
-    p->pending[p->pending_count++] = (pending_call){sequence, child_ns};
-    return SP_OK;
-}
-
-/* Exclusive time of one event, in end order (see the top of the file). */
-static int add_exclusive(stream_pass *p, const spi_thread *t, const spi_event *e) {
-    int64_t child_ns = 0;
-    while (p->pending_count && p->pending[p->pending_count - 1].sequence > e->sequence)
-        p->pending_count--;
-    if (p->pending_count && p->pending[p->pending_count - 1].sequence == e->sequence)
-        child_ns = p->pending[--p->pending_count].child_ns;
-    p->region_exclusive[SPI_EVENT_REGION(e)] += e->duration_ns - child_ns;
-    int64_t parent = spi_event_parent_sequence(t, e);
-    if (parent < 0) return SP_OK;
-    while (p->pending_count && p->pending[p->pending_count - 1].sequence > parent)
-        p->pending_count--;
-    if (p->pending_count && p->pending[p->pending_count - 1].sequence == parent) {
-        p->pending[p->pending_count - 1].child_ns += e->duration_ns;
-        return SP_OK;
-    }
-    return push_pending(p, parent, e->duration_ns);
-}
-
 static int pass_thread(stream_pass *p, spi_session *session, spi_thread *t, int64_t base,
                        const spi_omp_hosts *hosts) {
-    uint8_t *recorded;
-    int status = spi_run_recorded_bits(session, t, &recorded);
-    if (status != SP_OK) return status;
-    p->pending_count = 0;
-    spi_event_cursor cursor;
-    spi_event_cursor_open(&cursor, session, t, true);
-    const spi_event *events;
-    size_t n;
-    while (status == SP_OK && (status = spi_event_cursor_next(&cursor, &events, &n)) == SP_OK && n) {
-        for (size_t i = 0; i < n && status == SP_OK; i++) {
-            const spi_event *e = &events[i];
-            uint32_t region = SPI_EVENT_REGION(e);
-            p->region_calls[region]++;
-            p->region_totals[region] += (uint64_t)e->duration_ns;
-            status = add_exclusive(p, t, e);
-            if (p->buffered == p->capacity && status == SP_OK) status = emit_run(p);
-            p->buffer[p->buffered++] = (stream_call){
-                .start = e->start_ns, .duration = e->duration_ns, .call_id = base + e->sequence,
-                .parent_id = spi_run_parent_id(t, e, base, recorded, hosts),
-                .region = region, .thread = (uint32_t)t->index};
-        }
+    spi_call_walk walk;
+    spi_call_walk_open(&walk, session, t, true);
+    const spi_event *e;
+    const spi_enclosing_call *parent;
+    int status;
+    while ((status = spi_call_walk_next(&walk, &e, &parent)) == SP_OK && e) {
+        if (p->buffered == p->capacity && (status = emit_run(p)) != SP_OK) break;
+        uint32_t region = spi_event_region(e);
+        p->region_calls[region]++;
+        p->region_totals[region] += (uint64_t)e->duration_ns;
+        p->region_exclusive[region] += e->duration_ns;
+        if (parent) p->region_exclusive[parent->region] -= e->duration_ns;
+        p->buffer[p->buffered++] = (stream_call){
+            .start = e->start_ns, .duration = e->duration_ns,
+            .call_id = base + spi_event_sequence(e),
+            .parent_id = spi_run_parent_id(t, e, parent, base, hosts),
+            .region = region, .thread = (uint32_t)t->index};
     }
-    spi_event_cursor_close(&cursor);
-    spi_free(recorded);
+    spi_call_walk_close(&walk);
     return status;
 }
 
@@ -410,7 +371,6 @@ static void free_pass(stream_pass *p) {
     spi_free(p->region_totals);
     spi_free(p->region_exclusive);
     spi_free(p->bucket);
-    spi_free(p->pending);
 }
 
 int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *profile,
