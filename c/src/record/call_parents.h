@@ -27,6 +27,7 @@
 
 #include "record/event_cursor.h"
 #include "record/recorder.h"
+#include "util/error.h"
 
 typedef struct spi_enclosing_call {
     int64_t sequence;
@@ -39,12 +40,27 @@ typedef struct spi_call_parents {
     size_t capacity;
 } spi_call_parents;
 
+/* Room for one more call (out of line: rare). SP_OK or SP_ERR_OUT_OF_MEMORY. */
+int spi_call_parents_grow(spi_call_parents *p);
+
 /* The parent of `e`, the next event of a thread in backward order: *parent
  * is the parent call (valid until the next visit), or NULL for a root.
  * Then e encloses the events still to come until it is popped. SP_OK or
- * SP_ERR_OUT_OF_MEMORY (nothing changed). */
-int spi_call_parents_visit(spi_call_parents *p, const spi_event *e,
-                           const spi_enclosing_call **parent);
+ * SP_ERR_OUT_OF_MEMORY (nothing changed). Inline: finalize visits every
+ * call. */
+static inline int spi_call_parents_visit(spi_call_parents *p, const spi_event *e,
+                                         const spi_enclosing_call **parent) {
+    if (p->depth == p->capacity) { /* before any change: a failure leaves none */
+        int status = spi_call_parents_grow(p);
+        if (status != SP_OK) return status;
+    }
+    int64_t sequence = spi_event_sequence(e);
+    while (p->depth && p->stack[p->depth - 1].sequence > sequence) p->depth--;
+    p->stack[p->depth] = (spi_enclosing_call){sequence, spi_event_region(e)};
+    *parent = p->depth ? &p->stack[p->depth - 1] : NULL;
+    p->depth++;
+    return SP_OK;
+}
 
 /* Forget the calls of the previous thread (before walking another). */
 void spi_call_parents_reset(spi_call_parents *p);
@@ -63,11 +79,28 @@ typedef struct spi_call_walk {
 /* `release` as for spi_event_cursor_open_backward. */
 void spi_call_walk_open(spi_call_walk *w, spi_session *session, spi_thread *thread, bool release);
 
+/* The next batch into w->batch / w->left (left 0 at the end); the
+ * out-of-line part of spi_call_walk_next. */
+int spi_call_walk_refill(spi_call_walk *w);
+
 /* The next event (*event NULL at the end) and its parent (NULL: a root),
  * both valid until the next call. SP_OK, SP_ERR_OUT_OF_MEMORY, or
  * SP_ERR_OUTPUT (the spill file cannot be read). */
-int spi_call_walk_next(spi_call_walk *w, const spi_event **event,
-                       const spi_enclosing_call **parent);
+static inline int spi_call_walk_next(spi_call_walk *w, const spi_event **event,
+                                     const spi_enclosing_call **parent) {
+    *event = NULL;
+    *parent = NULL;
+    if (!w->left) {
+        int status = spi_call_walk_refill(w);
+        if (status != SP_OK || !w->left) return status;
+    }
+    const spi_event *e = &w->batch[w->left - 1];
+    int status = spi_call_parents_visit(&w->parents, e, parent);
+    if (status != SP_OK) return status;
+    w->left--;
+    *event = e;
+    return SP_OK;
+}
 
 void spi_call_walk_close(spi_call_walk *w);
 

@@ -11,8 +11,8 @@
  * parent is not in the file.
  *
  * Exclusive time: each call adds its duration to its region and takes it
- * from its parent's, in the same backward walk. Linear, and exact for the
- * recorded tree.
+ * from its parent's, in the walk that fills the rows. Linear, and exact
+ * for the recorded tree.
  *
  * Rows keep calls in start order (ties: lower id first), so start_deltas
  * are non-negative and "first"/"last" mean what a user expects. Events are
@@ -43,25 +43,6 @@ static int compare_calls(const void *a, const void *b) {
     const call_record *x = a, *y = b;
     if (x->start != y->start) return x->start < y->start ? -1 : 1;
     return (x->call_id > y->call_id) - (x->call_id < y->call_id);
-}
-
-/* Add each thread's exclusive time per region into exclusive[region]: a
- * call adds its duration to its own region and takes it from its parent's,
- * which is exact for the recorded tree in whatever order calls come. */
-static int add_exclusive_times(spi_session *session, int64_t *exclusive) {
-    int status = SP_OK;
-    for (spi_thread *t = session->threads; t && status == SP_OK; t = t->next) {
-        spi_call_walk walk;
-        spi_call_walk_open(&walk, session, t, false);
-        const spi_event *e;
-        const spi_enclosing_call *parent;
-        while ((status = spi_call_walk_next(&walk, &e, &parent)) == SP_OK && e) {
-            exclusive[spi_event_region(e)] += e->duration_ns;
-            if (parent) exclusive[parent->region] -= e->duration_ns;
-        }
-        spi_call_walk_close(&walk);
-    }
-    return status;
 }
 
 static int allocate_row_columns(spi_row *row, int with_threads) {
@@ -97,16 +78,19 @@ int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e,
                                base + spi_event_sequence(e));
 }
 
-/* Fill rows[] (sized by the caller, counts set) from the threads. The walk
- * goes backward (parents come from call_parents.h) over the threads from
- * the last attached, and fills each row from its end, so each row holds
- * its calls thread by thread, each thread's in end order: start order
- * unless recursion or several threads interleave them (sort_row).
+/* Fill rows[] (sized by the caller, counts set) from the threads, and add
+ * each region's exclusive time into exclusive[region]: a call adds its
+ * duration to its region and takes it from its parent's, exact for the
+ * recorded tree in whatever order calls come. The walk goes backward
+ * (parents come from call_parents.h) over the threads from the last
+ * attached, and fills each row from its end, so each row holds its calls
+ * thread by thread, each thread's in end order: start order unless
+ * recursion or several threads interleave them (sort_row).
  * hosts (may be NULL): the OpenMP fork parents of worker roots. SP_OK or
  * SP_ERR_OUT_OF_MEMORY. */
 static int fill_rows(spi_session *session, spi_row *rows, size_t row_count,
                      const int32_t *row_of_region, int with_threads, const int64_t *bases,
-                     const spi_omp_hosts *hosts) {
+                     const spi_omp_hosts *hosts, int64_t *exclusive) {
     size_t thread_count = (size_t)session->thread_count;
     spi_thread **threads = spi_malloc((thread_count ? thread_count : 1) * sizeof *threads);
     uint64_t *left = spi_malloc((row_count ? row_count : 1) * sizeof *left);
@@ -123,7 +107,10 @@ static int fill_rows(spi_session *session, spi_row *rows, size_t row_count,
         const spi_event *e;
         const spi_enclosing_call *parent;
         while ((status = spi_call_walk_next(&walk, &e, &parent)) == SP_OK && e) {
-            int32_t r = row_of_region[spi_event_region(e)];
+            uint32_t region = spi_event_region(e);
+            exclusive[region] += e->duration_ns;
+            if (parent) exclusive[parent->region] -= e->duration_ns;
+            int32_t r = row_of_region[region];
             spi_row *row = &rows[r];
             uint64_t i = --left[r];
             row->starts[i] = e->start_ns;
@@ -227,7 +214,6 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
         }
         if (before) report->recording_threads++;
     }
-    if (status == SP_OK) status = add_exclusive_times(session, exclusive);
 
     /* One row per region with calls, in registration order; the region
      * table holds exactly those names (the writer skips zero-call regions). */
@@ -248,7 +234,6 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
         row->region = (uint32_t)profile->name_count++;
         row->rank = rank;
         row->count = calls[r];
-        row->exclusive_total = exclusive[r];
         row->source_line = -1;
         if (status == SP_OK) status = allocate_row_columns(row, with_threads);
         profile->row_count++;
@@ -260,7 +245,9 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
     if (status == SP_OK) status = spi_omp_hosts_build(&hosts, session, bases);
     if (status == SP_OK)
         status = fill_rows(session, profile->rows, profile->row_count, row_of_region, with_threads,
-                           bases, hosts);
+                           bases, hosts, exclusive);
+    for (int r = 0; r < region_count && status == SP_OK; r++)
+        if (row_of_region[r] >= 0) profile->rows[row_of_region[r]].exclusive_total = exclusive[r];
     spi_omp_hosts_free(hosts);
     spi_free(bases);
     for (size_t i = 0; i < profile->row_count && status == SP_OK; i++) {
