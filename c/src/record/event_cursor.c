@@ -78,8 +78,13 @@ static int next_backward(spi_event_cursor *c, const spi_event **events, size_t *
         }
         release_previous(c);
     }
-    if (c->next_spilled) return read_spilled(c, --c->next_spilled, events, count);
-    return SP_OK;
+    if (!c->next_spilled) return SP_OK;
+    size_t index = --c->next_spilled;
+    if (index) {
+        const spi_spilled_chunk *before = &c->thread->spilled[index - 1];
+        spi_spill_will_read(c->session->spill, before->offset, (size_t)before->count * sizeof(spi_event));
+    }
+    return read_spilled(c, index, events, count);
 }
 
 int spi_event_cursor_next(spi_event_cursor *c, const spi_event **events, size_t *count) {

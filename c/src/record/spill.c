@@ -103,6 +103,10 @@ int spi_spill_read(const spi_spill *spill, uint64_t offset, void *data, size_t b
     return 0;
 }
 
+void spi_spill_will_read(const spi_spill *spill, uint64_t offset, size_t bytes) {
+    (void)posix_fadvise(spill->fd, (off_t)offset, (off_t)bytes, POSIX_FADV_WILLNEED);
+}
+
 void spi_spill_close(spi_spill *spill) {
     if (!spill) return;
     close(spill->fd);

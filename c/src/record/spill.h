@@ -52,6 +52,11 @@ int spi_spill_append(spi_spill *spill, const void *data, size_t bytes, uint64_t 
 /* Read `bytes` at `offset` into `data`. Returns 0 or an errno. Thread-safe. */
 int spi_spill_read(const spi_spill *spill, uint64_t offset, void *data, size_t bytes);
 
+/* A hint that `bytes` at `offset` will be read soon (readahead only runs
+ * forward; a backward walk asks for the chunk before). Thread-safe; a
+ * refused hint changes nothing. */
+void spi_spill_will_read(const spi_spill *spill, uint64_t offset, size_t bytes);
+
 /* Close (the file vanishes with its last descriptor). NULL is fine. */
 void spi_spill_close(spi_spill *spill);
 
