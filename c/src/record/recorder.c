@@ -377,8 +377,7 @@ static int sequence_limit_reached(spi_thread *t) {
 }
 
 static int add_chunk(spi_thread *t) {
-    /* between two new chunks a thread begins at most a chunk's capacity
-     * of calls plus the growth of its stack, far below the margin */
+    /* the only check: recorder.h says why it is enough */
     if (__builtin_expect(tls.next_sequence >= SPI_SEQUENCE_LIMIT, 0))
         return sequence_limit_reached(t);
     size_t bytes = t->head ? SPI_CHUNK_BYTES : SPI_FIRST_CHUNK_BYTES;

@@ -59,8 +59,10 @@ typedef struct spi_event {
 _Static_assert(SPI_EVENT_IN_PARALLEL == (uint32_t)SPI_REGION_LIMIT, "handles fit below the flag");
 /* Sequences that fit above the region bits. A thread stops recording
  * (its later calls are dropped and counted, like past a buffer limit) a
- * margin before the last one: recorder.c checks at every new chunk and
- * stack growth, and no thread begins 2^32 calls between two of those. */
+ * margin before the last one: recorder.c checks at every new chunk.
+ * Between two new chunks a thread begins at most a chunk's capacity of
+ * calls plus the growth of its stack of open calls, and 2^32 open calls
+ * would take 160 GiB of frames: the margin is never crossed. */
 #define SPI_SEQUENCE_LIMIT ((INT64_C(1) << (64 - SPI_KEY_REGION_BITS)) - (INT64_C(1) << 32))
 
 static inline uint64_t spi_event_key(int64_t sequence, uint32_t region_bits) {
