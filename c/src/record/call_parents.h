@@ -104,4 +104,14 @@ static inline int spi_call_walk_next(spi_call_walk *w, const spi_event **event,
 
 void spi_call_walk_close(spi_call_walk *w);
 
+/* Exclusive time per region (indexed by handle) from walked calls: a call
+ * adds its duration to its own region and takes it from its parent's, so
+ * each region ends with its calls' durations minus their direct
+ * children's: exact for the recorded tree, in any order of the calls. */
+static inline void spi_exclusive_add(int64_t *exclusive, const spi_event *e,
+                                     const spi_enclosing_call *parent) {
+    exclusive[spi_event_region(e)] += e->duration_ns;
+    if (parent) exclusive[parent->region] -= e->duration_ns;
+}
+
 #endif /* SPI_CALL_PARENTS_H */

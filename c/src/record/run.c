@@ -10,9 +10,8 @@
  * limit; a completed child of such a call becomes a root (-1), since its
  * parent is not in the file.
  *
- * Exclusive time: each call adds its duration to its region and takes it
- * from its parent's, in the walk that fills the rows. Linear, and exact
- * for the recorded tree.
+ * Exclusive time: spi_exclusive_add (call_parents.h), in the walk that
+ * fills the rows. Linear, and exact for the recorded tree.
  *
  * Rows keep calls in start order (ties: lower id first), so start_deltas
  * are non-negative and "first"/"last" mean what a user expects. Events are
@@ -79,9 +78,8 @@ int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e,
 }
 
 /* Fill rows[] (sized by the caller, counts set) from the threads, and add
- * each region's exclusive time into exclusive[region]: a call adds its
- * duration to its region and takes it from its parent's, exact for the
- * recorded tree in whatever order calls come. The walk goes backward
+ * each region's exclusive time into exclusive[region] (spi_exclusive_add).
+ * The walk goes backward
  * (parents come from call_parents.h) over the threads from the last
  * attached, and fills each row from its end, so each row holds its calls
  * thread by thread, each thread's in end order: start order unless
@@ -107,10 +105,8 @@ static int fill_rows(spi_session *session, spi_row *rows, size_t row_count,
         const spi_event *e;
         const spi_enclosing_call *parent;
         while ((status = spi_call_walk_next(&walk, &e, &parent)) == SP_OK && e) {
-            uint32_t region = spi_event_region(e);
-            exclusive[region] += e->duration_ns;
-            if (parent) exclusive[parent->region] -= e->duration_ns;
-            int32_t r = row_of_region[region];
+            spi_exclusive_add(exclusive, e, parent);
+            int32_t r = row_of_region[spi_event_region(e)];
             spi_row *row = &rows[r];
             uint64_t i = --left[r];
             row->starts[i] = e->start_ns;

@@ -10,8 +10,7 @@
  * last; call_parents.h finds each call's parent on the way) turns every
  * event into a 40-byte call (start, duration, id, parent id, region,
  * thread), counts the rows and their totals, and computes exclusive times
- * (each call adds its duration to its region and takes it from its
- * parent's, as run.c does). The calls collect in
+ * (spi_exclusive_add, as run.c does). The calls collect in
  * a run buffer; a full buffer is sorted by (region, start, id) and appended
  * to the spill file as a sorted run. The rows are then served by a k-way
  * merge of the runs (a heap over one small read buffer per run), which
@@ -176,8 +175,7 @@ static int pass_thread(stream_pass *p, spi_session *session, spi_thread *t, int6
         uint32_t region = spi_event_region(e);
         p->region_calls[region]++;
         p->region_totals[region] += (uint64_t)e->duration_ns;
-        p->region_exclusive[region] += e->duration_ns;
-        if (parent) p->region_exclusive[parent->region] -= e->duration_ns;
+        spi_exclusive_add(p->region_exclusive, e, parent);
         p->buffer[p->buffered++] = (stream_call){
             .start = e->start_ns, .duration = e->duration_ns,
             .call_id = base + spi_event_sequence(e),
