@@ -8,6 +8,8 @@ file and the problem:
   bare       an internal include without its module ("reader.h")
   loose      a .c file directly in c/src
   public     a tool in cli/ includes an internal header
+  circle     two files of util/ that call each other (a file-level circle)
+  headers    two headers of util/ that include each other
 The untouched copy must pass (exit 0), so a failure is the damage's doing.
 """
 import os
@@ -17,7 +19,8 @@ import sys
 
 source, work = sys.argv[1:3]
 checker = os.path.join(source, "scripts", "check-layout")
-PARTS = ["c/src", "merge/src", "cli", "scripts/check-layout"]
+PARTS = ["c/src", "merge/src", "cli", "pmpi", "scripts/check-layout",
+         "scripts/layout_circles.py"]
 
 
 def fresh_copy(name):
@@ -61,6 +64,34 @@ cases = {
                                  '#include "format/reader.h"'),
                "cli/scope-inspect.c:1: cli/ uses the public API only"),
 }
+
+
+def write(path, text):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def two_units_calling_each_other(root):
+    # Each declares the other's function itself: a declaration hides nothing.
+    util = os.path.join(root, "c/src/util")
+    write(os.path.join(util, "ping.c"),
+          "void spi_pong(int n);\n/* spi_pong in a comment is no use */\n"
+          "void spi_ping(int n) { if (n) spi_pong(n - 1); }\n")
+    write(os.path.join(util, "pong.c"),
+          "void spi_ping(int n);\nvoid spi_pong(int n) { if (n) spi_ping(n - 1); }\n")
+
+
+def two_headers_including_each_other(root):
+    util = os.path.join(root, "c/src/util")
+    write(os.path.join(util, "left.h"), '#include "util/right.h"\n')
+    write(os.path.join(util, "right.h"), '#include "util/left.h"\n')
+
+
+cases["circle"] = (two_units_calling_each_other,
+                   "c/src/util: files that call each other in a circle: ping.c -> pong.c -> ping.c")
+cases["headers"] = (two_headers_including_each_other,
+                    "c/src/util: headers that include each other in a circle: left.h -> right.h -> left.h")
+
 for name, (damage, expected) in cases.items():
     root = fresh_copy(name)
     damage(root)

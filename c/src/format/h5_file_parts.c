@@ -23,6 +23,7 @@
 #include "util/alloc.h"
 #include "format/h5_util.h"
 #include "format/h5_writer.h"
+#include "format/output_check.h"
 #include "scope_profiler.h"
 
 int spi_h5_fail(spi_error *err, const char *path, const char *what) {

@@ -50,6 +50,7 @@
 #include "format/h5_file_parts.h"
 #include "format/h5_util.h"
 #include "format/h5_writer.h"
+#include "format/output_check.h"
 #include "format/schema.h"
 
 /* Calls per collective round: eight chunks of a compressed column (4 MiB

@@ -74,13 +74,6 @@ typedef struct spi_event_chunk {
     const int64_t *columns[SPI_EV_COUNT]; /* indexed by spi_event_col */
 } spi_event_chunk;
 
-/* Whether a profile can be published at `path`: not empty, a file name
- * (not a directory path) no longer than NAME_MAX, and, if it exists, a
- * regular file (publishing renames over it: a device, FIFO, socket or
- * directory is never replaced). SP_OK, SP_ERR_INVALID_ARGUMENT or
- * SP_ERR_OUTPUT with err naming the path. spi_writer_create checks it;
- * sp_setup checks it early. */
-int spi_output_path_check(const char *path, spi_error *err);
 
 int spi_writer_create(spi_writer **writer, const char *path,
                       const spi_writer_layout *layout, spi_error *err);

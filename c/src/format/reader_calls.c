@@ -10,6 +10,7 @@
  * same 512 KiB chunk again for each of them.
  */
 #include "format/reader_calls.h"
+#include "format/reader_lock.h"
 
 #include <string.h>
 

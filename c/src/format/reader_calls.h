@@ -25,9 +25,4 @@
 int spi_h5_call_store_open(const spi_h5r *h, hid_t events, const uint64_t *offsets,
                            uint64_t max_end, bool deltas, spi_profile *out);
 
-/* The reader's lock around HDF5 (it is not thread-safe in Debian's
- * serial build); the store takes it for every read. */
-void spi_h5r_lock(void);
-void spi_h5r_unlock(void);
-
 #endif /* SPI_READER_CALLS_H */

@@ -21,7 +21,6 @@
  * values cannot cause undefined behaviour.
  */
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,13 +29,12 @@
 #include "format/h5_util.h"
 #include "format/reader.h"
 #include "format/reader_calls.h"
+#include "format/reader_lock.h"
 #include "format/reader_h5_util.h"
 #include "format/schema.h"
 
 #define SPI_READ_BLOCK ((hsize_t)1 << 20)
 
-/* The HDF5 library of the target systems is not built thread-safe. */
-static pthread_mutex_t h5_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *idx_name(spi_index_col col) { return spi_index_columns[col].name; }
 static const char *ev_name(spi_event_col col) { return spi_event_columns[col].name; }
@@ -823,20 +821,17 @@ static hid_t open_image(const void *image, size_t size, const char *name) {
     return file;
 }
 
-void spi_h5r_lock(void) { pthread_mutex_lock(&h5_lock); }
-void spi_h5r_unlock(void) { pthread_mutex_unlock(&h5_lock); }
-
 /* image NULL: read the file at path; else read `size` bytes of image,
  * called `path` in messages. */
 static int read_locked(spi_profile *out, const char *path, const void *image, size_t size,
                        unsigned flags, spi_error *err) {
-    pthread_mutex_lock(&h5_lock);
+    spi_h5r_lock();
     spi_h5_silence_state silence;
     spi_h5_silence(&silence);
     hid_t file = image ? open_image(image, size, path) : open_path(path);
     int status = file < 0 ? not_readable(path, err) : read_open_file(out, file, path, flags, err);
     spi_h5_restore(&silence);
-    pthread_mutex_unlock(&h5_lock);
+    spi_h5r_unlock();
     return status;
 }
 

@@ -35,6 +35,7 @@
 #include "format/h5_call_paths.h"
 #include "format/h5_counter_groups.h"
 #include "format/h5_writer.h"
+#include "job/job_exchange.h"
 #include "job/job_parallel.h"
 #include "record/registry.h"
 #include "format/schema.h"
@@ -81,13 +82,6 @@ typedef struct wire_row {
 
 typedef spi_wire_thread wire_thread; /* job/job_parallel.h */
 
-static int mpi_fail(spi_error *err, int code, const char *what) {
-    char text[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", code);
-    return spi_error_set(err, SP_ERR_MPI, "MPI error while %s: %s", what, text);
-}
-
 static int on_self_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
     (void)comm;
     (void)keyval;
@@ -117,7 +111,7 @@ static int count_nodes(spi_error *err) {
                            MPI_CHAR, job_comm);
     if (rc != MPI_SUCCESS) {
         spi_free(all);
-        return mpi_fail(err, rc, "gathering host names");
+        return spi_job_mpi_fail(err, rc, "gathering host names");
     }
     qsort(all, (size_t)job_size, MPI_MAX_PROCESSOR_NAME, compare_names);
     node_count = job_size > 0 ? 1 : 0;
@@ -156,7 +150,7 @@ static int wait_for_every_rank(MPI_Request *request, const char *what, spi_error
     for (;;) {
         int done = 0;
         int rc = MPI_Test(request, &done, MPI_STATUS_IGNORE);
-        if (rc != MPI_SUCCESS) return mpi_fail(err, rc, what);
+        if (rc != MPI_SUCCESS) return spi_job_mpi_fail(err, rc, what);
         if (done) return SP_OK;
         if (seconds_now() > deadline)
             return spi_error_set(err, SP_ERR_MPI,
@@ -207,7 +201,7 @@ static int join(const void *mpi_comm, void (*on_mpi_finalize)(void), const char 
     MPI_Comm base = mpi_comm ? *(const MPI_Comm *)mpi_comm : MPI_COMM_WORLD;
     MPI_Request request;
     int rc = MPI_Comm_idup(base, &job_comm, &request);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "duplicating the communicator");
+    if (rc != MPI_SUCCESS) return spi_job_mpi_fail(err, rc, "duplicating the communicator");
     int arrived = wait_for_every_rank(&request, what, err);
     if (arrived != SP_OK) {
         job_comm = MPI_COMM_NULL; /* never completed: nothing to free */
@@ -219,7 +213,7 @@ static int join(const void *mpi_comm, void (*on_mpi_finalize)(void), const char 
     int here = 1, everyone = 0;
     rc = MPI_Iallreduce(&here, &everyone, 1, MPI_INT, MPI_MIN, job_comm, &request);
     arrived = rc == MPI_SUCCESS ? wait_for_every_rank(&request, what, err)
-                                : mpi_fail(err, rc, "waiting for every rank");
+                                : spi_job_mpi_fail(err, rc, "waiting for every rank");
     if (arrived != SP_OK) {
         job_comm = MPI_COMM_NULL; /* the others never use it: left as it is */
         return arrived;
@@ -231,7 +225,7 @@ static int join(const void *mpi_comm, void (*on_mpi_finalize)(void), const char 
     if (status == SP_OK) {
         rc = MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_self_delete, &finalize_keyval, NULL);
         if (rc == MPI_SUCCESS) rc = MPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
-        if (rc != MPI_SUCCESS) status = mpi_fail(err, rc, "installing the MPI_Finalize hook");
+        if (rc != MPI_SUCCESS) status = spi_job_mpi_fail(err, rc, "installing the MPI_Finalize hook");
     }
     finalize_hook = on_mpi_finalize;
     if (status != SP_OK) spi_job_stop();
@@ -249,7 +243,7 @@ int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, s
         /* every rank takes part, whatever rank 0's allocation did */
         int rc = MPI_Gather(mine, sizeof *mine, MPI_BYTE, gathered, sizeof *mine, MPI_BYTE, 0,
                             job_comm);
-        if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering reports");
+        if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "gathering reports");
     }
     if (status == SP_OK) *all = gathered;
     else spi_free(gathered);
@@ -284,17 +278,6 @@ void spi_job_stop(void) {
 /* ---- root: region table union ---------------------------------------------- */
 
 typedef spi_name_union name_union; /* job/job_parallel.h */
-
-/* Index of `name` in the union, adding it if new (-1 on OOM). */
-static long union_add(name_union *u, char *name) {
-    size_t len = strlen(name), mask = u->capacity - 1;
-    size_t i = spi_name_hash(name, len) & mask;
-    for (; u->slots[i]; i = (i + 1) & mask)
-        if (strcmp(u->names[u->slots[i] - 1], name) == 0) return (long)(u->slots[i] - 1);
-    u->names[u->count] = name;
-    u->slots[i] = ++u->count;
-    return (long)(u->count - 1);
-}
 
 /* ---- sending (ranks > 0) ------------------------------------------------------- */
 
@@ -337,7 +320,7 @@ static size_t trailer_bytes(uint64_t rows) { return sizeof(wire_trailer) + rows 
 static int send_rows(const spi_profile *local, int64_t *buffer, spi_error *err) {
     int go = 0;
     int rc = MPI_Recv(&go, 1, MPI_INT, 0, TAG_GO, job_comm, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "waiting for rank 0");
+    if (rc != MPI_SUCCESS) return spi_job_mpi_fail(err, rc, "waiting for rank 0");
     wire_row *rows = spi_calloc(local->row_count ? local->row_count : 1, sizeof *rows);
     char *trailer = spi_calloc(1, trailer_bytes(local->row_count));
     if (!rows || !trailer) {
@@ -375,7 +358,7 @@ static int send_rows(const spi_profile *local, int64_t *buffer, spi_error *err) 
         rc = MPI_Send(trailer, (int)trailer_bytes(local->row_count), MPI_BYTE, 0, TAG_TRAILER,
                       job_comm);
     spi_free(trailer);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "sending events");
+    if (rc != MPI_SUCCESS) return spi_job_mpi_fail(err, rc, "sending events");
     return status;
 }
 
@@ -397,12 +380,12 @@ static int receive_rank(spi_writer *w, int status, int rank, const wire_counts *
                         spi_error *err) {
     int go = 1;
     int rc = MPI_Send(&go, 1, MPI_INT, rank, TAG_GO, job_comm);
-    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, "signalling a rank");
+    if (rc != MPI_SUCCESS) return spi_job_mpi_fail(err, rc, "signalling a rank");
     wire_row *rows = spi_calloc(counts->rows ? counts->rows : 1, sizeof *rows);
     if (!rows) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory receiving rows");
     rc = MPI_Recv(rows, (int)(counts->rows * sizeof *rows), MPI_BYTE, rank, TAG_ROWS, job_comm,
                   MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) status = mpi_fail(err, rc, "receiving row headers");
+    if (rc != MPI_SUCCESS) status = spi_job_mpi_fail(err, rc, "receiving row headers");
     int with_threads = (counts->event_columns & SPI_EV_BIT(SPI_EV_THREAD_IDS)) != 0;
     for (uint64_t r = 0; r < counts->rows && rc == MPI_SUCCESS; r++) {
         spi_row_header header = {.region = (uint32_t)region_map[rows[r].region],
@@ -420,7 +403,7 @@ static int receive_rank(spi_writer *w, int status, int rank, const wire_counts *
                                                             : CHUNK_EVENTS;
             rc = MPI_Recv(buffer, (int)(n * WIRE_COLUMNS), MPI_INT64_T, rank, TAG_EVENTS,
                           job_comm, MPI_STATUS_IGNORE);
-            if (rc != MPI_SUCCESS) status = mpi_fail(err, rc, "receiving events");
+            if (rc != MPI_SUCCESS) status = spi_job_mpi_fail(err, rc, "receiving events");
             else if (status == SP_OK) status = write_chunk(w, buffer, n, with_threads, err);
         }
         if (status == SP_OK) status = spi_writer_end_row(w, err);
@@ -433,7 +416,7 @@ static int receive_rank(spi_writer *w, int status, int rank, const wire_counts *
         rc = trailer ? MPI_Recv(trailer, (int)trailer_bytes(counts->rows), MPI_BYTE, rank,
                                 TAG_TRAILER, job_comm, MPI_STATUS_IGNORE)
                      : MPI_Recv(NULL, 0, MPI_BYTE, rank, TAG_TRAILER, job_comm, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "receiving statistics");
+    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "receiving statistics");
     if (rc == MPI_SUCCESS && trailer && status == SP_OK) {
         int64_t sent = ((const wire_trailer *)trailer)->status;
         if (sent != SP_OK)
@@ -479,34 +462,6 @@ static int write_local_rows(spi_writer *w, const spi_profile *local, const long 
 
 /* ---- gathering --------------------------------------------------------------------- */
 
-static char *pack_names(const spi_profile *local, uint64_t *bytes) {
-    *bytes = 0;
-    for (size_t i = 0; i < local->name_count; i++) *bytes += strlen(local->names[i]) + 1;
-    char *packed = spi_malloc(*bytes ? *bytes : 1);
-    if (!packed) return NULL;
-    char *cursor = packed;
-    for (size_t i = 0; i < local->name_count; i++) {
-        size_t len = strlen(local->names[i]) + 1;
-        memcpy(cursor, local->names[i], len);
-        cursor += len;
-    }
-    return packed;
-}
-
-static wire_thread *pack_threads(const spi_profile *local) {
-    wire_thread *threads = spi_calloc(local->thread_count ? local->thread_count : 1, sizeof *threads);
-    if (!threads) return NULL;
-    for (size_t i = 0; i < local->thread_count; i++) {
-        const spi_thread_row *t = &local->threads[i];
-        threads[i] = (wire_thread){.rank = (uint32_t)job_rank, .daemon = t->daemon,
-                                   .index = t->index, .ident = t->ident,
-                                   .native_id = t->native_id, .start_ns = t->start_ns,
-                                   .end_ns = t->end_ns, .cpu_ns = t->cpu_ns};
-        snprintf(threads[i].name, sizeof threads[i].name, "%s", t->name ? t->name : "");
-    }
-    return threads;
-}
-
 /* Counts and displacements (in bytes) for a Gatherv, checked against the
  * int limit of the MPI-3 interface. */
 static int byte_layout(const wire_counts *counts, size_t field, size_t unit, int *sizes,
@@ -521,41 +476,6 @@ static int byte_layout(const wire_counts *counts, size_t field, size_t unit, int
         *total += bytes;
     }
     return *total > (uint64_t)INT32_MAX ? SP_ERR_UNSUPPORTED : SP_OK;
-}
-
-/* Counter results (perf totals, LIKWID regions: a few KiB per rank) go to
- * rank 0 as one packed blob per rank (counters/records.c) and land in
- * `into`, which rank 0 writes before publish. Collective; every rank calls
- * it whatever its status. */
-static int gather_counters(const spi_profile *local, spi_profile *into, int status,
-                           spi_error *err) {
-    unsigned char *mine = NULL, *all = NULL;
-    size_t mine_len = 0;
-    if (spi_counters_pack(local, &mine, &mine_len) != SP_OK && status == SP_OK)
-        status = SP_ERR_OUT_OF_MEMORY;
-    int len = mine_len > (size_t)INT32_MAX ? 0 : (int)mine_len;
-    int *lens = job_rank == 0 ? spi_calloc((size_t)job_size, sizeof *lens) : NULL;
-    int *displs = job_rank == 0 ? spi_calloc((size_t)job_size, sizeof *displs) : NULL;
-    if (job_rank == 0 && (!lens || !displs) && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
-    int rc = MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, job_comm);
-    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering counter sizes");
-    long total = 0;
-    for (int r = 0; lens && displs && r < job_size; r++) {
-        displs[r] = (int)total;
-        total += lens[r];
-    }
-    if (job_rank == 0 && total > INT32_MAX) total = 0, status = SP_ERR_UNSUPPORTED;
-    if (job_rank == 0) all = spi_malloc((size_t)total + 1);
-    if (job_rank == 0 && !all && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
-    rc = MPI_Gatherv(mine, len, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, job_comm);
-    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering counters");
-    for (int r = 0; job_rank == 0 && status == SP_OK && r < job_size; r++)
-        status = spi_counters_unpack(all + displs[r], (size_t)lens[r], (uint32_t)r, into);
-    spi_free(mine);
-    spi_free(all);
-    spi_free(lens);
-    spi_free(displs);
-    return status;
 }
 
 /* Aggregate mode's call paths (a few thousand records per rank at most) go
@@ -583,7 +503,7 @@ static int gather_paths(const spi_profile *local, const wire_counts *counts,
     size_t mine = local->path_count * sizeof(spi_call_path);
     int rc = MPI_Gatherv(local->paths, mine > (size_t)INT32_MAX ? 0 : (int)mine, MPI_BYTE,
                          into->paths, sizes, displs, MPI_BYTE, 0, job_comm);
-    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering call paths");
+    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "gathering call paths");
     if (job_rank == 0 && status == SP_OK && into->paths) {
         into->path_count = (size_t)(bytes / sizeof(spi_call_path));
         size_t i = 0;
@@ -611,7 +531,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     MPI_Request arrival;
     int rc = MPI_Ibarrier(job_comm, &arrival);
     int arrived = rc == MPI_SUCCESS ? wait_for_every_rank(&arrival, "reached sp_finalize", err)
-                                    : mpi_fail(err, rc, "waiting for every rank");
+                                    : spi_job_mpi_fail(err, rc, "waiting for every rank");
     if (arrived != SP_OK) {
         job_broken = 1; /* no further collective on job_comm: it could never end */
         return arrived;
@@ -621,8 +541,8 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
                         .threads = local->thread_count, .event_columns = local->event_columns,
                         .calls = spi_profile_call_count(local), .paths = local->path_count,
                         .aggregate = local->aggregate};
-    char *names = pack_names(local, &mine.name_bytes);
-    wire_thread *threads = pack_threads(local);
+    char *names = spi_job_pack_names(local, &mine.name_bytes);
+    wire_thread *threads = spi_job_pack_threads(local, (uint32_t)job_rank);
     int64_t *buffer = spi_malloc(sizeof(int64_t) * CHUNK_EVENTS * WIRE_COLUMNS);
     wire_counts *counts = root ? spi_calloc((size_t)job_size, sizeof *counts) : NULL;
     int *sizes = root ? spi_calloc((size_t)job_size, sizeof(int)) : NULL;
@@ -647,7 +567,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     int here = 1, everyone = 0;
     rc = MPI_Iallreduce(&here, &everyone, 1, MPI_INT, MPI_MIN, job_comm, &confirmed);
     int counted = rc == MPI_SUCCESS ? wait_for_every_rank(&confirmed, "reached sp_finalize", err)
-                                    : mpi_fail(err, rc, "waiting for every rank");
+                                    : spi_job_mpi_fail(err, rc, "waiting for every rank");
     /* parallel HDF5: every rank writes its own part (job_parallel.c) */
     bool parallel = counted == SP_OK && spi_job_parallel_chosen(job_comm, local, path);
     if (counted != SP_OK || parallel) {
@@ -661,7 +581,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
         return parallel ? spi_job_parallel_write(job_comm, local, path, totals, err) : counted;
     }
     rc = MPI_Gather(&mine, sizeof mine, MPI_BYTE, counts, sizeof mine, MPI_BYTE, 0, job_comm);
-    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering counts");
+    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "gathering counts");
 
     uint64_t name_total = 0, thread_total = 0, rows_total = 0, events_total = 0, calls_total = 0;
     bool aggregate = false;
@@ -673,7 +593,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     }
     rc = MPI_Gatherv(names, (int)mine.name_bytes, MPI_CHAR, all_names, sizes, displs, MPI_CHAR, 0,
                      job_comm);
-    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering region names");
+    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "gathering region names");
     if (root && status == SP_OK) {
         status = byte_layout(counts, offsetof(wire_counts, threads), sizeof(wire_thread), sizes,
                              displs, &thread_total);
@@ -682,9 +602,9 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     }
     rc = MPI_Gatherv(threads, (int)(mine.threads * sizeof(wire_thread)), MPI_BYTE, all_threads,
                      sizes, displs, MPI_BYTE, 0, job_comm);
-    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "gathering thread tables");
+    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "gathering thread tables");
     spi_profile counters = {0}; /* only its perf/likwid records and paths are used */
-    status = gather_counters(local, &counters, status, err);
+    status = spi_job_gather_counters(job_comm, local, &counters, status, err);
 
     if (root && status == SP_OK) {
         /* Union of region names, first seen by rank; map each rank's ids. */
@@ -720,7 +640,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
             region_maps[r] = mapped;
             char *end = cursor + counts[r].name_bytes;
             for (; cursor < end; cursor += strlen(cursor) + 1)
-                region_map[mapped++] = union_add(&u, cursor);
+                region_map[mapped++] = spi_name_union_add(&u, cursor);
         }
     }
     /* call paths after the region union: their ids are mapped on arrival */
@@ -746,7 +666,7 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     /* Tell every rank whether rank 0 can take its data. */
     int ready = status;
     rc = MPI_Bcast(&ready, 1, MPI_INT, 0, job_comm);
-    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, "starting the write");
+    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "starting the write");
     if (ready == SP_OK && status == SP_OK) {
         if (root) {
             int with_threads = (columns & SPI_EV_BIT(SPI_EV_THREAD_IDS)) != 0;
@@ -797,20 +717,4 @@ int spi_job_write(const spi_profile *local, const char *path, spi_job_totals *to
     if (status == SP_ERR_OUT_OF_MEMORY && err && err->status == SP_OK)
         spi_error_set(err, status, "%s: out of memory while writing the job's profile", path);
     return status;
-}
-
-/* ---- shared with job_parallel.c (job/job_parallel.h) ------------------------------ */
-
-long spi_name_union_add(spi_name_union *u, char *name) { return union_add(u, name); }
-char *spi_job_pack_names(const spi_profile *local, uint64_t *bytes) {
-    return pack_names(local, bytes);
-}
-spi_wire_thread *spi_job_pack_threads(const spi_profile *local) { return pack_threads(local); }
-spi_thread_row spi_wire_thread_row(const spi_wire_thread *t) {
-    return (spi_thread_row){t->rank, t->index, t->ident, t->native_id, t->daemon,
-                            t->start_ns, t->end_ns, t->cpu_ns, (char *)t->name};
-}
-int spi_job_gather_counters(const spi_profile *local, spi_profile *into, int status,
-                            spi_error *err) {
-    return gather_counters(local, into, status, err);
 }

@@ -27,6 +27,7 @@
 #include "util/alloc.h"
 #include "format/h5_file_parts.h"
 #include "format/h5_parallel_writer.h"
+#include "job/job_exchange.h"
 
 /* Whether every rank sees the directory of `path` as rank 0 does: rank 0
  * writes a token into a temporary sibling, every rank reads it back. A
@@ -147,7 +148,7 @@ static int gather_tables(MPI_Comm comm, int me, int size, const spi_profile *loc
                          const char *path) {
     uint64_t name_bytes = 0;
     char *names = spi_job_pack_names(local, &name_bytes);
-    spi_wire_thread *threads = spi_job_pack_threads(local);
+    spi_wire_thread *threads = spi_job_pack_threads(local, (uint32_t)me);
     uint64_t thread_bytes = local->thread_count * sizeof(spi_wire_thread);
     if ((!names || !threads) && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
     if ((name_bytes > INT32_MAX || thread_bytes > INT32_MAX || local->name_count > INT32_MAX) &&
@@ -205,7 +206,7 @@ int spi_job_parallel_write(MPI_Comm comm, const spi_profile *local, const char *
     int status = my_map ? SP_OK : SP_ERR_OUT_OF_MEMORY;
     status = gather_tables(comm, me, size, local, &g, my_map ? my_map : &(uint32_t){0}, status,
                            err, path);
-    status = spi_job_gather_counters(local, &g.counters, status, err);
+    status = spi_job_gather_counters(comm, local, &g.counters, status, err);
 
     /* Where this rank's rows and calls go, and the job's totals. */
     uint64_t mine[2] = {local->row_count, local->event_count}, before[2] = {0, 0};

@@ -21,6 +21,7 @@
 #include "util/diag.h"
 #include "util/error.h"
 #include "format/h5_writer.h"
+#include "format/output_check.h"
 #include "job/job.h"
 #include "lifecycle/output_path.h"
 #include "lifecycle/profiler.h"

@@ -1,5 +1,6 @@
 /*
- * openmp.c - OpenMP worker threads and their fork parents (openmp.h).
+ * openmp.c - the fork parents of OpenMP worker threads' root calls, found at
+ * finalize (openmp.h; the runtime queries of the hot path are omp_runtime.c).
  *
  * Finding the innermost enclosing call of a thread: its calls nest
  * properly, so the call that started last at or before `start` is either
@@ -17,18 +18,6 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
-
-/* Weak: resolved when the program links an OpenMP runtime, NULL otherwise. */
-extern int omp_in_parallel(void) __attribute__((weak));
-extern int omp_get_thread_num(void) __attribute__((weak));
-
-bool spi_omp_present(void) { return omp_in_parallel != NULL; }
-
-bool spi_omp_in_parallel(void) { return omp_in_parallel && omp_in_parallel(); }
-
-bool spi_omp_thread_is_worker(void) {
-    return omp_in_parallel && omp_get_thread_num && omp_in_parallel() && omp_get_thread_num() > 0;
-}
 
 /* One non-worker thread's calls, indexed by sequence. */
 typedef struct host_thread {

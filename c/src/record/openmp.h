@@ -10,7 +10,7 @@
  *   at attach   a thread is an OpenMP worker when the OpenMP runtime is in
  *               the program and, on its first recording call, the thread
  *               is inside a parallel region with a thread number > 0
- *               (spi_omp_thread_is_worker; weak references, so a program
+ *               (spi_omp_thread_is_worker, omp_runtime.h; weak references, so a program
  *               without OpenMP never loads a runtime). A plain pthread is
  *               never a worker.
  *   at begin    on the other threads (only in a program with an OpenMP
@@ -33,13 +33,6 @@
 #include <stdint.h>
 
 #include "record/recorder.h"
-
-/* true on an OpenMP worker thread of a parallel region (see above). */
-bool spi_omp_thread_is_worker(void);
-/* true when the program has an OpenMP runtime; then, on the calling
- * thread, whether it is inside a parallel region (a TLS read in libgomp). */
-bool spi_omp_present(void);
-bool spi_omp_in_parallel(void);
 
 typedef struct spi_omp_hosts spi_omp_hosts;
 

@@ -44,19 +44,8 @@ int spi_run_collect_aggregate(const spi_session *session, uint32_t rank, spi_pro
 int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *profile,
                            spi_run_report *report);
 
-/* Shared by run.c and run_stream.c. */
-struct spi_omp_hosts;
-/* The parent id of a call of thread t whose parent on t is `parent`
- * (call_parents.h; NULL for a root): a worker thread's root gets its
- * OpenMP fork parent, if any (openmp.h). */
-struct spi_enclosing_call;
-int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e,
-                          const struct spi_enclosing_call *parent, int64_t base,
-                          const struct spi_omp_hosts *hosts);
+/* Report every call still open at finalize (one line each, up to the
+ * diagnostics limit) and add the threads' dropped calls to `report`. */
 void spi_run_report_open_calls(const spi_session *session, spi_run_report *report);
-/* Each thread's first call id (its sequences offset by the calls of the
- * threads attached before it), in attach order; NULL when out of memory. */
-int64_t *spi_run_thread_bases(const spi_session *session);
-int spi_run_fill_threads(const spi_session *session, uint32_t rank, spi_profile *profile);
 
 #endif /* SPI_RUN_H */

@@ -23,6 +23,7 @@
  * (spi_stats_stream: bit for bit spi_stats_compute).
  */
 #include "record/run.h"
+#include "record/run_threads.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,0 +1,219 @@
+/*
+ * recorder_buffers.c - where a recording thread's calls go when its fast
+ * path runs out of room: a bigger stack of open calls, a new event chunk
+ * (within the session's buffer limit), the spill file past it, and
+ * aggregate mode's per-thread table of call paths.
+ *
+ * Everything here runs on the recording thread itself, off the inline
+ * path, so it updates the thread's hot block (spi_tls) and its spi_thread
+ * together.
+ */
+#include "record/recorder_buffers.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "util/diag.h"
+#include "record/recorder_state.h"
+#include "record/recorder_threads.h"
+
+/* The buffers' slow paths below run on the recording thread itself, so
+ * they update its hot block (spi_tls) and its spi_thread together. */
+
+__attribute__((noinline, cold)) int spi_stack_grow(void) {
+    spi_thread *t = spi_tls.thread;
+    size_t capacity = t->stack_capacity * 2;
+    spi_frame *grown = spi_reallocarray(t->stack, capacity, sizeof *grown);
+    if (!grown) return SP_ERR_OUT_OF_MEMORY;
+    spi_tls.top = grown + (spi_tls.top - spi_tls.stack_base);
+    spi_tls.stack_base = grown;
+    spi_tls.stack_end = grown + capacity;
+    t->stack = grown;
+    t->stack_capacity = capacity;
+    return SP_OK;
+}
+
+/* Link a fresh chunk (its bytes already counted in spi_buffer_bytes). */
+static void start_chunk(spi_thread *t, spi_chunk *chunk) {
+    if (t->tsc) spi_tls.next_anchor = spi_thread_take_anchor(t); /* one per chunk: thousands of events */
+    spi_tls.cursor = chunk->events;
+    spi_tls.chunk_end = chunk->events + chunk->capacity;
+}
+
+/* Flush mode, the limit reached: write the thread's full chunks to the
+ * spill file in order, one write each, keep the last one's memory for the
+ * next events and give the others' back. No lock: the file offset is
+ * reserved atomically (spill.h). A failed write (disk full, I/O error)
+ * turns flushing off for the whole session, with one message: the chunks
+ * not written stay in memory and recorded, later calls past the limit are
+ * dropped and counted. */
+static int spill_chunks(spi_thread *t) {
+    spi_spill *spill = spi_live_session.spill;
+    t->tail->used = (size_t)(spi_tls.cursor - t->tail->events);
+    while (t->head) {
+        spi_chunk *c = t->head;
+        if (c->used) {
+            if (t->spilled_count == t->spilled_capacity) {
+                size_t capacity = t->spilled_capacity ? t->spilled_capacity * 2 : 64;
+                spi_spilled_chunk *grown = spi_reallocarray(t->spilled, capacity, sizeof *grown);
+                if (!grown) return SP_ERR_OUT_OF_MEMORY;
+                t->spilled = grown;
+                t->spilled_capacity = capacity;
+            }
+            uint64_t offset;
+            int error = spi_spill_append(spill, c->events, c->used * sizeof(spi_event), &offset);
+            if (error) {
+                if (!atomic_exchange(&spill->failed, true))
+                    spi_diag("cannot write the spill file beside %s (%s): from now on calls "
+                             "past the %zu-byte buffer limit are dropped and counted",
+                             spi_live_session.spill_label, strerror(error), spi_live_session.buffer_limit_bytes);
+                return SP_ERR_BUFFER_LIMIT;
+            }
+            t->spilled[t->spilled_count++] = (spi_spilled_chunk){offset, c->used};
+        }
+        if (c == t->tail) break;
+        t->head = c->next;
+        atomic_fetch_sub(&spi_buffer_bytes, c->bytes);
+        spi_unmap(c, c->bytes);
+    }
+    t->tail->used = 0;
+    start_chunk(t, t->tail);
+    return SP_OK;
+}
+
+static bool flushing(void) {
+    return spi_live_session.spill && !atomic_load_explicit(&spi_live_session.spill->failed, memory_order_relaxed);
+}
+
+/* A thread whose sequences would no longer fit an event's key (recorder.h)
+ * records nothing more: its later calls are dropped and counted. */
+static int sequence_limit_reached(spi_thread *t) {
+    static atomic_bool reported = false;
+    if (!atomic_exchange(&reported, true))
+        spi_diag("thread %d began %" PRId64 " calls, the most one thread can record in a "
+                 "trace; its later calls are dropped and counted (aggregate mode has no "
+                 "such limit)", t->index, spi_tls.next_sequence);
+    return SP_ERR_BUFFER_LIMIT;
+}
+
+int spi_chunk_add(spi_thread *t) {
+    /* the only check: recorder.h says why it is enough */
+    if (__builtin_expect(spi_tls.next_sequence >= SPI_SEQUENCE_LIMIT, 0))
+        return sequence_limit_reached(t);
+    size_t bytes = t->head ? SPI_CHUNK_BYTES : SPI_FIRST_CHUNK_BYTES;
+    size_t limit = spi_live_session.buffer_limit_bytes;
+    if (limit && flushing()) {
+        /* whole chunks only (a small one would only mean more writes);
+         * a thread's first chunk is granted past the limit, so every
+         * thread can record: the bound is limit + 64 KiB per thread */
+        size_t before = atomic_fetch_add(&spi_buffer_bytes, bytes);
+        if (t->head && before + bytes > limit) {
+            atomic_fetch_sub(&spi_buffer_bytes, bytes);
+            return spill_chunks(t);
+        }
+    } else if (limit) {
+        /* near the limit, a smaller chunk of what is left: every call that
+         * fits is recorded, however small the limit */
+        size_t before = atomic_load(&spi_buffer_bytes);
+        for (;;) {
+            size_t left = before < limit ? limit - before : 0;
+            size_t take = bytes < left ? bytes : left;
+            if (take < sizeof(spi_chunk) + 64 * sizeof(spi_event)) return SP_ERR_BUFFER_LIMIT;
+            if (atomic_compare_exchange_weak(&spi_buffer_bytes, &before, before + take)) {
+                bytes = take;
+                break;
+            }
+        }
+    } else {
+        atomic_fetch_add(&spi_buffer_bytes, bytes);
+    }
+    spi_chunk *chunk = spi_map_populated(bytes);
+    if (!chunk) {
+        atomic_fetch_sub(&spi_buffer_bytes, bytes);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    chunk->bytes = bytes;
+    chunk->capacity = (bytes - sizeof *chunk) / sizeof(spi_event);
+    chunk->next = NULL;
+    chunk->used = 0;
+    if (t->tail) t->tail->used = (size_t)(spi_tls.cursor - t->tail->events);
+    if (t->tail) t->tail->next = chunk;
+    else t->head = chunk;
+    t->tail = chunk;
+    start_chunk(t, chunk);
+    return SP_OK;
+}
+
+/* ---- aggregate mode: call paths ----------------------------------------- */
+
+static inline uint64_t path_key(int32_t parent, int region) {
+    return ((uint64_t)(uint32_t)(parent + 1) << 32) | (uint32_t)region;
+}
+
+/* Fibonacci hashing of the two small integers: one multiply, good spread. */
+static inline size_t path_slot(uint64_t key, size_t capacity) {
+    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (capacity - 1);
+}
+
+static int grow_path_table(spi_thread *t) {
+    size_t capacity = t->path_capacity * 2;
+    uint64_t *keys = spi_calloc(capacity, sizeof *keys);
+    int32_t *nodes = spi_malloc(capacity * sizeof *nodes);
+    if (!keys || !nodes) {
+        spi_free(keys);
+        spi_free(nodes);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    memset(nodes, 0xff, capacity * sizeof *nodes);
+    for (size_t i = 0; i < t->path_capacity; i++) {
+        if (t->path_nodes[i] < 0) continue;
+        size_t j = path_slot(t->path_keys[i], capacity);
+        while (nodes[j] >= 0) j = (j + 1) & (capacity - 1);
+        keys[j] = t->path_keys[i];
+        nodes[j] = t->path_nodes[i];
+    }
+    spi_free(t->path_keys);
+    spi_free(t->path_nodes);
+    t->path_keys = keys;
+    t->path_nodes = nodes;
+    t->path_capacity = capacity;
+    return SP_OK;
+}
+
+/* A new path: the only allocation of aggregate recording. */
+static int32_t add_path(spi_thread *t, int32_t parent, int region, uint64_t key) {
+    if (t->node_count >= INT32_MAX) return -1;
+    if ((t->node_count + 1) * 2 > t->path_capacity && grow_path_table(t) != SP_OK) return -1;
+    if (t->node_count == t->node_capacity) {
+        size_t capacity = t->node_capacity ? t->node_capacity * 2 : 64;
+        spi_path_node *grown = spi_reallocarray(t->nodes, capacity, sizeof *grown);
+        if (!grown) return -1;
+        t->nodes = grown;
+        t->node_capacity = capacity;
+    }
+    int32_t node = (int32_t)t->node_count++;
+    t->nodes[node] = (spi_path_node){.parent = parent, .region = (uint32_t)region,
+                                     .min_ns = INT64_MAX, .max_ns = INT64_MIN,
+                                     .start_min_ns = INT64_MAX, .end_max_ns = INT64_MIN};
+    size_t i = path_slot(key, t->path_capacity);
+    while (t->path_nodes[i] >= 0) i = (i + 1) & (t->path_capacity - 1);
+    t->path_keys[i] = key;
+    t->path_nodes[i] = node;
+    return node;
+}
+
+/* The path of a call of `region` made inside the path `parent` (-1: none). */
+int32_t spi_path_of(spi_thread *t, int32_t parent, int region) {
+    /* recursion: a run of one region stays on one path (the summary
+     * table's collapse), so recursion depth never creates paths */
+    if (parent >= 0 && t->nodes[parent].region == (uint32_t)region) {
+        t->nodes[parent].recursions++;
+        return parent;
+    }
+    uint64_t key = path_key(parent, region);
+    size_t mask = t->path_capacity - 1;
+    for (size_t i = path_slot(key, t->path_capacity); t->path_nodes[i] >= 0; i = (i + 1) & mask)
+        if (t->path_keys[i] == key) return t->path_nodes[i];
+    return add_path(t, parent, region, key);
+}

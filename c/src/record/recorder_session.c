@@ -1,0 +1,140 @@
+/*
+ * recorder_session.c - the recording session: start (the generation that
+ * every thread's state is tagged with), stop (every thread's state taken
+ * for finalize), release, and the fork handlers.
+ *
+ * Ordering: sp_setup/sp_finalize are documented as not concurrent with
+ * recording on other threads; the session mutex orders them against
+ * thread attach and exit.
+ */
+#include "record/recorder.h"
+
+#include <string.h>
+#include <time.h>
+
+#include "record/clock.h"
+#include "record/recorder_state.h"
+#include "record/recorder_threads.h"
+
+static uint64_t generation_counter = 0;         /* under spi_session_lock */
+
+int spi_recorder_start(const spi_recording *recording) {
+    pthread_mutex_lock(&spi_session_lock);
+    spi_live_session = (spi_session){.buffer_limit_bytes = recording->buffer_limit_bytes,
+                            .spill = recording->spill, .spill_label = recording->spill_label,
+                            .aggregate = recording->aggregate, .tsc = recording->tsc};
+    if (spi_live_session.tsc) {
+        /* Two anchors 100 us apart give the rate that turns the anchor
+         * interval into ticks (it only decides how often anchors are
+         * taken; the conversion uses every anchor). */
+        spi_anchor first, second;
+        spi_clock_anchor(&first.ticks, &first.ns);
+        do spi_clock_anchor(&second.ticks, &second.ns);
+        while (second.ns - first.ns < 100000 || second.ticks <= first.ticks);
+        double ticks_per_ns = (double)(second.ticks - first.ticks) / (double)(second.ns - first.ns);
+        spi_live_session.anchor_interval_ticks = (int64_t)(SPI_ANCHOR_INTERVAL_NS * ticks_per_ns);
+        if (spi_anchor_list_add(&spi_live_session.anchors, first) != SP_OK ||
+            spi_anchor_list_add(&spi_live_session.anchors, second) != SP_OK) {
+            spi_anchor_list_free(&spi_live_session.anchors);
+            spi_spill_close(spi_live_session.spill);
+            spi_live_session.spill = NULL;
+            pthread_mutex_unlock(&spi_session_lock);
+            return SP_ERR_OUT_OF_MEMORY;
+        }
+    }
+    atomic_store_explicit(&spi_session_anchor_interval, spi_live_session.anchor_interval_ticks,
+                          memory_order_relaxed);
+    atomic_store_explicit(&spi_session_tsc, spi_live_session.tsc, memory_order_release);
+    /* release: a thread that sees the new generation sees these */
+    atomic_store_explicit(&spi_session_hooks, recording->hooks, memory_order_release);
+    atomic_store_explicit(&spi_session_aggregate, recording->aggregate, memory_order_release);
+    atomic_store(&spi_buffer_bytes, 0);
+    atomic_store(&spi_unmatched_reports, 0);
+    atomic_store_explicit(&spi_session_generation, ++generation_counter, memory_order_relaxed);
+    pthread_mutex_unlock(&spi_session_lock);
+    return SP_OK;
+}
+
+spi_session spi_recorder_stop(void) {
+    pthread_mutex_lock(&spi_session_lock);
+    atomic_store_explicit(&spi_session_generation, 0, memory_order_relaxed);
+    if (spi_live_session.tsc) {
+        spi_anchor last;
+        spi_clock_anchor(&last.ticks, &last.ns);
+        (void)spi_anchor_list_add(&spi_live_session.anchors, last);
+    }
+    spi_session stopped = spi_live_session;
+    stopped.raw_ends = !stopped.aggregate; /* spi_event */
+    spi_live_session = (spi_session){0};
+    /* Threads still alive: the CPU time so far (a lower bound, as the
+     * format documents). A live thread cannot pass its exit hook while we
+     * hold the lock, so its pthread_t is valid here. */
+    for (spi_thread *t = stopped.threads; t; t = t->next) {
+        if (t->hot) spi_hot_set_path(t->hot, SPI_PATH_GENERAL); /* see spi_hot */
+        spi_thread_publish(t);
+        if (!t->alive) continue;
+        if (pthread_equal(t->pthread, pthread_self())) {
+            t->cpu_ns = spi_clock_thread_cpu_ns();
+        } else {
+            clockid_t cpu_clock;
+            struct timespec ts;
+            if (pthread_getcpuclockid(t->pthread, &cpu_clock) == 0 &&
+                clock_gettime(cpu_clock, &ts) == 0)
+                t->cpu_ns = (int64_t)ts.tv_sec * INT64_C(1000000000) + ts.tv_nsec;
+        }
+    }
+    pthread_mutex_unlock(&spi_session_lock);
+    spi_hot_set_path(&spi_tls, SPI_PATH_GENERAL);
+    spi_tls.thread = NULL;
+    spi_tls.generation = 0;
+    return stopped;
+}
+
+void spi_recorder_release(spi_session *stopped) {
+    for (spi_thread *t = stopped->threads; t;) {
+        spi_thread *next = t->next;
+        spi_thread_free(t);
+        t = next;
+    }
+    spi_anchor_list_free(&stopped->anchors);
+    if (stopped->spilled_map_live) spi_tick_map_free(&stopped->spilled_map);
+    spi_spill_close(stopped->spill);
+    *stopped = (spi_session){0};
+}
+
+bool spi_session_spilled(const spi_session *stopped) {
+    for (const spi_thread *t = stopped->threads; t; t = t->next)
+        if (t->spilled_count) return true;
+    return false;
+}
+
+size_t spi_recorder_buffer_bytes(void) { return atomic_load(&spi_buffer_bytes); }
+
+uint64_t spi_recorder_bad_ends(void) { return atomic_load(&spi_unmatched_reports); }
+
+/* ---- fork ------------------------------------------------------------------- */
+
+void spi_recorder_fork_prepare(void) {
+    pthread_mutex_lock(&spi_session_lock);
+    spi_registry_fork_prepare();
+}
+
+void spi_recorder_fork_parent(void) {
+    spi_registry_fork_parent();
+    pthread_mutex_unlock(&spi_session_lock);
+}
+
+void spi_recorder_fork_child(void) {
+    spi_registry_fork_child();
+    /* The child records nothing of the parent's session: its generation
+     * ends, so every thread-local state is stale, and the copies of the
+     * parent's threads and buffers are released (the child has one thread,
+     * so nothing else can be using them). */
+    atomic_store_explicit(&spi_session_generation, 0, memory_order_relaxed);
+    spi_hot_set_path(&spi_tls, SPI_PATH_GENERAL); /* its state is released below */
+    spi_session orphan = spi_live_session;
+    spi_live_session = (spi_session){0};
+    atomic_store(&spi_buffer_bytes, 0);
+    pthread_mutex_unlock(&spi_session_lock);
+    spi_recorder_release(&orphan);
+}

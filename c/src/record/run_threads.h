@@ -1,0 +1,34 @@
+/*
+ * run_threads.h - shared by run.c and run_stream.c (run_threads.c): the
+ * numbering of calls across a session's threads and the thread table.
+ * Internal to the record module.
+ */
+#ifndef SPI_RUN_THREADS_H
+#define SPI_RUN_THREADS_H
+
+#include <stdint.h>
+
+#include "profile/profile.h"
+#include "record/call_parents.h"
+#include "record/openmp.h"
+#include "record/recorder.h"
+
+/* The parent id of a call e of thread t whose parent on t is `parent`
+ * (call_parents.h; NULL for a root): base + the parent's sequence, or for a
+ * worker thread's root its OpenMP fork parent (openmp.h; -1 if none or
+ * hosts is NULL). base is t's first call id. Pure. */
+int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e,
+                          const spi_enclosing_call *parent, int64_t base,
+                          const spi_omp_hosts *hosts);
+
+/* Each thread's first call id (its sequences offset by the calls of the
+ * threads attached before it), in attach order; NULL when out of memory.
+ * The caller frees it with spi_free. */
+int64_t *spi_run_thread_bases(const spi_session *session);
+
+/* profile->threads from the session's threads, tagged with `rank`. SP_OK or
+ * SP_ERR_OUT_OF_MEMORY (the rows made so far stay in the profile, which the
+ * caller frees). */
+int spi_run_fill_threads(const spi_session *session, uint32_t rank, spi_profile *profile);
+
+#endif /* SPI_RUN_THREADS_H */
