@@ -7,7 +7,7 @@
  *   scope-export FILE -o OUT [--format chrome|csv|json|speedscope|otf2|folded|svg]
  *                [--ranks 0,2-3] [--per-rank] [--include REGEX] [--exclude REGEX]
  *
- * The picture formats live in their own files (export_speedscope.c,
+ * The picture formats live in their own files in views/ (export_speedscope.c,
  * export_otf2.c, flamegraph_svg.c, flame_tree.c over view_lanes.c); this
  * file parses, selects and publishes.
  *
@@ -40,12 +40,12 @@
 #include "cli_common.h"
 #include "cli_isolate.h"
 #include "cli_output.h"
-#include "export_formats.h"
-#include "flame_tree.h"
-#include "view_lanes.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
 #include "scope_profiler_summary.h"
+#include "views/export_formats.h"
+#include "views/flame_tree.h"
+#include "views/view_lanes.h"
 
 static const char TOOL[] = "scope-export";
 enum format {

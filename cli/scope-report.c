@@ -7,8 +7,9 @@
  *   scope-report FILE -o report.html [--ranks LIST] [--top N]
  *                [--timeline-calls N] [--title TEXT]
  *
- * A thin main over the public API and the shared view code (view_lanes.c,
- * flame_tree.c, flamegraph_svg.c); the sections are scope_report_*.c. The
+ * A thin main over the public API and the shared view code (views/:
+ * view_lanes.c, flame_tree.c, flamegraph_svg.c); the sections are
+ * views/scope_report_*.c, in the same library (sp_views). The
  * page is published like every export: temporary sibling, renamed into
  * place once complete (cli_output.c).
  */
@@ -23,7 +24,7 @@
 #include "cli_output.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
-#include "scope_report.h"
+#include "views/scope_report.h"
 
 static const char TOOL[] = "scope-report";
 #define MAX_RANKS 65536

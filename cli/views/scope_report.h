@@ -3,7 +3,9 @@
  * each: scope_report_page.c (the page, run metadata, the summary table),
  * scope_report_imbalance.c (min/mean/max per rank of the top regions),
  * scope_report_timeline.c (every lane, sampled for large files). The flame
- * graph is flamegraph_svg.c, the same as scope-export --format svg.
+ * graph is flamegraph_svg.c, the same as scope-export --format svg. The
+ * page calls the sections, never the reverse; what they share (the number
+ * format) is report_html.c, below all three.
  *
  * Everything is inline (CSS, script, SVG, data): the page must open from
  * a laptop's disk, offline, years later.
@@ -42,8 +44,5 @@ int report_imbalance(FILE *out, const sp_results *res, const report_options *o);
  * calls at least as long as a threshold are kept (their depth is still
  * their true depth), and the page says which threshold. */
 int report_timeline(FILE *out, view_lanes *v, const report_options *o);
-
-/* Seconds with a unit that fits, for tables and labels. */
-void report_format_ns(char *buf, size_t len, double ns);
 
 #endif /* SP_CLI_SCOPE_REPORT_H */

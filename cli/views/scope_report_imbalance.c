@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "report_html.h"
 #include "scope_report.h"
 
 enum { LABEL_W = 260, BAR_W = 520, ROW_H = 26, CHART_W = LABEL_W + BAR_W + 420 };

@@ -9,13 +9,13 @@
  * so sorting never parses formatted text.
  */
 #include <inttypes.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_common.h"
 #include "export_formats.h"
 #include "flame_tree.h"
+#include "report_html.h"
 #include "scope_profiler_summary.h"
 #include "scope_report.h"
 
@@ -64,14 +64,6 @@ static const char table_script[] =
     "  });\n"
     "})();\n"
     "</script>\n";
-
-void report_format_ns(char *buf, size_t len, double ns) {
-    double a = fabs(ns);
-    if (a >= 1e9) snprintf(buf, len, "%.3f s", ns / 1e9);
-    else if (a >= 1e6) snprintf(buf, len, "%.3f ms", ns / 1e6);
-    else if (a >= 1e3) snprintf(buf, len, "%.3f us", ns / 1e3);
-    else snprintf(buf, len, "%.0f ns", ns);
-}
 
 static void metadata_table(FILE *out, const sp_results *res) {
     size_t n = sp_results_metadata_count(res);

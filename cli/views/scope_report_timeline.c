@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "cli_common.h"
+#include "report_html.h"
 #include "scope_report.h"
 
 

@@ -10,6 +10,7 @@ file and the problem:
   public     a tool in cli/ includes an internal header
   circle     two files of util/ that call each other (a file-level circle)
   headers    two headers of util/ that include each other
+  views      the picture library (cli/views) includes a tool's header
 The untouched copy must pass (exit 0), so a failure is the damage's doing.
 """
 import os
@@ -91,6 +92,10 @@ cases["circle"] = (two_units_calling_each_other,
                    "c/src/util: files that call each other in a circle: ping.c -> pong.c -> ping.c")
 cases["headers"] = (two_headers_including_each_other,
                     "c/src/util: headers that include each other in a circle: left.h -> right.h -> left.h")
+
+cases["views"] = (lambda r: prepend(os.path.join(r, "cli/views/flame_tree.c"),
+                                    '#include "../scope_diff.h"'),
+                  'cli/views/flame_tree.c:1: cli/views includes the tool header "../scope_diff.h"')
 
 for name, (damage, expected) in cases.items():
     root = fresh_copy(name)

@@ -619,7 +619,7 @@ def case_spill(name):
     expect(not leftovers, f"temporary files left: {leftovers}")
 
 
-DEEP_CAP = 512  # FLAME_PRINT_MAX_DEPTH (cli/flame_tree.h)
+DEEP_CAP = 512  # FLAME_PRINT_MAX_DEPTH (cli/views/flame_tree.h)
 FOLD_FRAME = "[deeper frames folded]"
 
 
