@@ -1,7 +1,9 @@
 /*
  * merge_internal.h - the pieces of sp_merge_files: opening inputs for
- * streaming (merge_input.c), cursors over one row's events, and the copy of
- * the rank<N> groups (merge_aux.c). Internal to libscopeprofiler.
+ * streaming (merge_input.c), cursors over one row's events, the copy of
+ * the rank<N> groups (merge_aux.c), and the state and steps of the merge
+ * itself (merge_validate.c, merge_plan.c, merge_sweep.c, merge_write.c,
+ * merge_common.c; merge.c runs them). Internal to libscopeprofiler.
  */
 #ifndef SPM_MERGE_INTERNAL_H
 #define SPM_MERGE_INTERNAL_H
@@ -9,7 +11,9 @@
 #include <hdf5.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
+#include "scope_profiler_merge.h"
 #include "util/error.h"
 #include "profile/profile.h"
 
@@ -75,7 +79,7 @@ void spm_cursor_free(spm_cursor *c);
 int spm_copy_aux(spm_input *inputs, size_t count, hid_t out, const char *out_path,
                  spi_error *err);
 
-/* What the aggregate merge needs of the plan (merge.c). */
+/* What the aggregate merge needs of the plan (merge_plan.c; merge.c passes it). */
 typedef struct spm_aggregate_plan {
     const uint32_t *ranks;         /* sorted, distinct */
     size_t rank_count;
@@ -89,5 +93,100 @@ typedef struct spm_aggregate_plan {
  * SP_OK or the first error (err set); nothing is written on error. */
 int spm_merge_aggregate(spm_input *inputs, size_t count, const spm_aggregate_plan *plan,
                         spi_meta *metadata, const char *output, spi_error *err);
+
+/* ---- the merge's state, shared by its steps ---------------------------------- */
+
+/* What pass 1 keeps for validation and renumbering: every numbered call's
+ * (id, start, end) per input and rank, and each thread table's indices. */
+typedef struct spm_id_entry {
+    int64_t id, start, end;
+} spm_id_entry;
+
+typedef struct spm_id_table {
+    spm_id_entry *entries;
+    size_t count, capacity;
+    bool dense;                /* ids are entries[0].id + 0 .. count-1 */
+} spm_id_table;
+
+typedef struct spm_thread_set {
+    int64_t *indices;          /* sorted */
+    size_t count;
+} spm_thread_set;
+
+/* A root call's new parent, found in pass 1: a call of the input at
+ * position host_order - 1 of the id order (0: none), by its stored id. */
+typedef struct spm_adoption {
+    int64_t host_order;
+    int64_t host_id;
+} spm_adoption;
+
+typedef struct spm_merge {
+    spm_input *inputs;
+    size_t input_count;
+    size_t *by_order;          /* inputs in id order (driver first) */
+    size_t *order_of;          /* input -> its position in by_order */
+    uint32_t *ranks;           /* sorted, distinct */
+    size_t rank_count;
+    size_t *slot_base;         /* per input: first slot of its rows */
+    size_t slot_count;
+    int64_t *slot_exclusive;   /* per slot, pass 1 */
+    bool *slot_adopted;        /* per slot: some call got a new parent */
+    uint64_t *slot_spill;      /* per slot: first event position in the scratch file */
+    bool *rank_nested;         /* per rank: pass 1 rebuilt the nesting */
+    int64_t *max_id;           /* [input * rank_count + rank]: highest call id, -1 none */
+    spm_id_table *ids;         /* same shape: the numbered calls, sorted by id */
+    spm_thread_set *thread_sets; /* same shape: thread indices of the table */
+    size_t **rank_rows;        /* ... (row indices) */
+    int64_t *id_offset;        /* same shape */
+    int64_t *thread_offset;    /* same shape */
+    uint32_t *region_base;     /* per input: its first id in the union table */
+    FILE *spill;
+    uint64_t done, total;      /* progress */
+    const sp_merge_options *options;
+} spm_merge;
+
+/* merge_common.c: helpers of every step. */
+/* The out-of-memory error; returns its status. */
+int spm_oom(spi_error *err);
+/* An input's call that scope-check would reject: refused, naming it. */
+__attribute__((format(printf, 5, 6))) int spm_refuse(spi_error *err, const spm_input *in,
+                                                     uint32_t rank, uint32_t region,
+                                                     const char *format, ...);
+/* Count `events` as done and tell the progress callback, if any. */
+void spm_report(spm_merge *m, uint64_t events);
+
+/* merge_validate.c: before anything is opened or planned. */
+/* At least two non-empty inputs and an output; no input twice, the output none of them. */
+int spm_check_arguments(const char *const *inputs, size_t count, const char *output,
+                        spi_error *err);
+/* Put prefix (--prefix) before each of the input's region names. */
+int spm_apply_prefix(spm_input *in, const char *prefix, spi_error *err);
+/* Every name in more than one input, with the inputs, into *message (new
+ * string) when there is any. */
+int spm_find_collisions(const spm_merge *m, char **message, spi_error *err);
+
+/* merge_plan.c: the plan and the renumbering. */
+/* Ranks, id order, region bases, slots, thread offsets and rows by rank. */
+int spm_plan(spm_merge *m, spi_error *err);
+/* The rows of input i on `rank`, in file order: rows[0 .. *count). */
+const size_t *spm_rows_on_rank(const spm_merge *m, size_t i, uint32_t rank, size_t *count);
+/* Position of id in the table (sorted by spm_number_ids), or -1. */
+int64_t spm_id_find(const spm_id_table *t, int64_t id);
+/* Whether index is in the (sorted) thread set. */
+bool spm_thread_known(const spm_thread_set *t, int64_t index);
+/* The merged metadata of all inputs into meta. */
+int spm_build_metadata(const spm_merge *m, spi_meta *meta, spi_error *err);
+/* After pass 1: sort the ids (a repeated one is refused) and set id_offset. */
+int spm_number_ids(spm_merge *m, spi_error *err);
+
+/* merge_sweep.c: pass 1. */
+/* Nest, validate and total the calls of rank index rank_idx. */
+int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err);
+/* Refuse inputs whose time spans neither overlap nor nest. */
+int spm_check_spans(const spm_merge *m, spi_error *err);
+
+/* merge_write.c: pass 2. */
+/* Write and publish the merged file at output (nothing on error). */
+int spm_write_output(spm_merge *m, const char *output, spi_error *err);
 
 #endif /* SPM_MERGE_INTERNAL_H */

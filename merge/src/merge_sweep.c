@@ -1,0 +1,440 @@
+/*
+ * merge_sweep.c - pass 1 of sp_merge_files and the time-span check it
+ * enables. Per rank, a k-way merge of all that rank's rows in start order
+ * with one stack of open calls per lane rebuilds the nesting (FORMAT.md
+ * 7.6): it gives the exclusive totals of the merged tree, finds the new
+ * parent of each root call of a later input (written to the scratch file),
+ * validates every call, collects each input's numbered calls for the
+ * renumbering and recomputes the rows' statistics. The span check then uses
+ * those statistics to refuse inputs that were not recorded together.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "merge_internal.h"
+
+/* Pass-1 read buffers of one rank share this budget (bytes). */
+#define SPM_SWEEP_BUDGET_BYTES ((size_t)24 << 20)
+#define SPM_SWEEP_MIN_BLOCK 1024
+
+/* ---- do the inputs belong together? ------------------------------------------ */
+
+/* A duration for a message: the unit that keeps 1-3 digits before the
+ * point, so "by 3.2 s" and "by 800 ns" both read naturally. */
+static void format_ns(char *buf, size_t len, int64_t ns) {
+    double v = (double)ns;
+    if (ns >= 1000000000) snprintf(buf, len, "%.3f s", v / 1e9);
+    else if (ns >= 1000000) snprintf(buf, len, "%.3f ms", v / 1e6);
+    else if (ns >= 1000) snprintf(buf, len, "%.3f us", v / 1e3);
+    else snprintf(buf, len, "%" PRId64 " ns", ns);
+}
+
+typedef struct input_span {
+    size_t input;
+    int64_t first_start, last_end;
+} input_span;
+
+static int by_first_start(const void *a, const void *b) {
+    const input_span *x = a, *y = b;
+    if (x->first_start != y->first_start) return x->first_start < y->first_start ? -1 : 1;
+    return x->input < y->input ? -1 : (x->input > y->input);
+}
+
+/* Inputs recorded at different times (or on different machines' clocks)
+ * do not make one timeline: their spans - first call start to last call
+ * end, from the rows' statistics, which pass 1 completed for inputs that
+ * stored none - must overlap or nest, so that sorted by start no gap
+ * separates them. The first gap is reported with the inputs on either
+ * side and its size. Inputs without calls have no span and are skipped. */
+int spm_check_spans(const spm_merge *m, spi_error *err) {
+    input_span *spans = spi_calloc(m->input_count, sizeof *spans);
+    if (!spans) return spm_oom(err);
+    size_t n = 0;
+    for (size_t i = 0; i < m->input_count; i++) {
+        const spi_profile *p = &m->inputs[i].prof;
+        input_span s = {i, INT64_MAX, INT64_MIN};
+        for (size_t r = 0; r < p->row_count; r++) {
+            if (p->rows[r].count == 0) continue;
+            if (p->rows[r].stats.start_minimum < s.first_start) s.first_start = p->rows[r].stats.start_minimum;
+            if (p->rows[r].stats.end_maximum > s.last_end) s.last_end = p->rows[r].stats.end_maximum;
+        }
+        if (s.first_start <= s.last_end) spans[n++] = s;
+    }
+    qsort(spans, n, sizeof *spans, by_first_start);
+    int status = SP_OK;
+    size_t reach = 0; /* the span that ends last so far */
+    for (size_t k = 1; k < n; k++) {
+        if (spans[k].first_start > spans[reach].last_end) {
+            char gap[64], a_len[64], b_len[64];
+            format_ns(gap, sizeof gap, spans[k].first_start - spans[reach].last_end);
+            format_ns(a_len, sizeof a_len, spans[reach].last_end - spans[reach].first_start);
+            format_ns(b_len, sizeof b_len, spans[k].last_end - spans[k].first_start);
+            status = spi_error_set(
+                err, SP_ERR_INVALID_ARGUMENT,
+                "scope-merge: %s (calls over %s) starts %s after %s (calls over %s) ends: "
+                "inputs whose time spans neither overlap nor nest were not recorded together "
+                "and make no one timeline (--allow-disjoint merges them anyway)",
+                m->inputs[spans[k].input].path, b_len, gap, m->inputs[spans[reach].input].path,
+                a_len);
+            break;
+        }
+        if (spans[k].last_end > spans[reach].last_end) reach = k;
+    }
+    spi_free(spans);
+    return status;
+}
+
+/* ---- pass 1: nesting per rank ------------------------------------------------ */
+
+static int id_push(spm_id_table *t, spm_id_entry e) {
+    if (t->count == t->capacity) {
+        size_t capacity = t->capacity ? t->capacity * 2 : 64;
+        spm_id_entry *grown = spi_reallocarray(t->entries, capacity, sizeof *grown);
+        if (!grown) return SP_ERR_OUT_OF_MEMORY;
+        t->entries = grown;
+        t->capacity = capacity;
+    }
+    t->entries[t->count++] = e;
+    return SP_OK;
+}
+
+typedef struct open_call {
+    int64_t end2;              /* doubled end, as FORMAT.md 7.6 step 3 */
+    int64_t duration;
+    int64_t child;             /* sum of direct children's durations */
+    size_t slot;
+    size_t order;              /* id order of its input */
+    int64_t call_id;           /* raw id, -1 if none */
+} open_call;
+
+typedef struct lane {
+    int64_t key;
+    open_call *stack;
+    size_t depth, capacity;
+} lane;
+
+typedef struct sweep_row {
+    spm_cursor cur;
+    size_t input, slot, at;
+    int64_t previous_start;
+    bool started;
+    spm_adoption *adopt;       /* per block event: new parent, host_order 0 = none */
+    size_t adopt_capacity;
+    bool adopt_dirty;
+    /* Welford statistics for inputs that stored none */
+    spi_stats stats;
+    uint64_t seen;
+    double mean, m2;
+} sweep_row;
+
+typedef struct sweep {
+    spm_merge *m;
+    size_t rank;               /* rank index */
+    sweep_row *rows;
+    size_t row_count;
+    size_t *heap;
+    size_t heap_size;
+    lane *lanes;
+    size_t lane_count;
+    bool nested;
+} sweep;
+
+#define MAIN_LANE INT64_MIN
+
+static int64_t head_start(const sweep_row *r) { return r->cur.col[SPM_START][r->at]; }
+static int64_t head_end(const sweep_row *r) {
+    return (int64_t)((uint64_t)r->cur.col[SPM_START][r->at] +
+                     (uint64_t)r->cur.col[SPM_DURATION][r->at]);
+}
+
+/* Start ascending; on equal starts the later end first (parents before
+ * children, FORMAT.md 7.6 step 2); then driver first, then file order. */
+static bool heap_less(const sweep *s, size_t a, size_t b) {
+    const sweep_row *x = &s->rows[a], *y = &s->rows[b];
+    int64_t xs = head_start(x), ys = head_start(y);
+    if (xs != ys) return xs < ys;
+    int64_t xe = head_end(x), ye = head_end(y);
+    if (xe != ye) return xe > ye;
+    size_t xo = s->m->order_of[x->input], yo = s->m->order_of[y->input];
+    if (xo != yo) return xo < yo;
+    return a < b;
+}
+
+static void heap_down(sweep *s, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, best = i;
+        if (l < s->heap_size && heap_less(s, s->heap[l], s->heap[best])) best = l;
+        if (r < s->heap_size && heap_less(s, s->heap[r], s->heap[best])) best = r;
+        if (best == i) return;
+        size_t t = s->heap[i];
+        s->heap[i] = s->heap[best];
+        s->heap[best] = t;
+        i = best;
+    }
+}
+
+static int flush_adoptions(sweep *s, sweep_row *r, spi_error *err) {
+    if (!r->adopt_dirty) return SP_OK;
+    spm_merge *m = s->m;
+    if (!m->spill && !(m->spill = tmpfile()))
+        return spi_error_set(err, SP_ERR_OUTPUT, "scope-merge: cannot create a scratch file: %s",
+                             strerror(errno));
+    uint64_t position = m->slot_spill[r->slot] + r->cur.base;
+    size_t bytes = r->cur.len * sizeof *r->adopt;
+    if (pwrite(fileno(m->spill), r->adopt, bytes, (off_t)(position * sizeof *r->adopt)) !=
+        (ssize_t)bytes)
+        return spi_error_set(err, SP_ERR_OUTPUT, "scope-merge: cannot write the scratch file: %s",
+                             strerror(errno));
+    m->slot_adopted[r->slot] = true;
+    r->adopt_dirty = false;
+    return SP_OK;
+}
+
+/* Next block of a row; false at its end. */
+static int advance_block(sweep *s, sweep_row *r, bool *more, spi_error *err) {
+    int status = flush_adoptions(s, r, err);
+    if (status == SP_OK) {
+        spm_report(s->m, r->cur.len);
+        status = spm_cursor_fill(&r->cur, err);
+    }
+    r->at = 0;
+    *more = status == SP_OK && r->cur.len > 0;
+    if (*more && r->adopt) memset(r->adopt, 0, r->cur.len * sizeof *r->adopt);
+    return status;
+}
+
+static lane *find_lane(sweep *s, int64_t key, spi_error *err, int *status) {
+    for (size_t i = 0; i < s->lane_count; i++)
+        if (s->lanes[i].key == key) return &s->lanes[i];
+    lane *grown = spi_reallocarray(s->lanes, s->lane_count + 1, sizeof *grown);
+    if (!grown) {
+        *status = spm_oom(err);
+        return NULL;
+    }
+    s->lanes = grown;
+    lane *l = &s->lanes[s->lane_count++];
+    *l = (lane){.key = key};
+    return l;
+}
+
+static void close_call(sweep *s, const open_call *c) {
+    s->m->slot_exclusive[c->slot] += c->duration - c->child;
+}
+
+/* One call, in start order: FORMAT.md 7.6 with a stack per lane. */
+static int visit(sweep *s, sweep_row *r, spi_error *err) {
+    spm_merge *m = s->m;
+    const spm_cursor *c = &r->cur;
+    size_t i = r->at;
+    int64_t start = c->col[SPM_START][i], duration = c->col[SPM_DURATION][i];
+    int64_t call = c->col[SPM_CALL] ? c->col[SPM_CALL][i] : -1;
+    int64_t parent_id = c->col[SPM_PARENT] ? c->col[SPM_PARENT][i] : -1;
+    int64_t thread = c->col[SPM_THREAD] ? c->col[SPM_THREAD][i] : -1;
+    int64_t task = c->col[SPM_TASK] ? c->col[SPM_TASK][i] : -1;
+    size_t cell = r->input * m->rank_count + s->rank;
+    spm_input *in = &m->inputs[r->input];
+    const spi_row *row = &in->prof.rows[r->cur.row];
+    int64_t end = 0;
+    if (duration < 0)
+        return spm_refuse(err, in, row->rank, row->region, "negative duration %lld ns",
+                      (long long)duration);
+    if (__builtin_add_overflow(start, duration, &end))
+        return spm_refuse(err, in, row->rank, row->region, "a call starting at %lld ns ends beyond int64",
+                      (long long)start);
+    if (call < -1 || parent_id < -1)
+        return spm_refuse(err, in, row->rank, row->region, "invalid call id %lld or parent id %lld",
+                      (long long)call, (long long)parent_id);
+    if (call >= 0 && parent_id >= call)
+        return spm_refuse(err, in, row->rank, row->region,
+                      "parent id %lld is not smaller than its call's id %lld (a cycle, a self "
+                      "or forward reference)",
+                      (long long)parent_id, (long long)call);
+    if (thread != -1 && (thread < -1 || !spm_thread_known(&m->thread_sets[cell], thread)))
+        return spm_refuse(err, in, row->rank, row->region,
+                      "thread id %lld is not in the input's thread table", (long long)thread);
+    if (call > m->max_id[cell]) m->max_id[cell] = call;
+    if (call >= 0 && id_push(&m->ids[cell], (spm_id_entry){call, start, end}) != SP_OK)
+        return spm_oom(err);
+
+    {
+        /* Always recomputed: stored statistics may be damaged, and the
+         * output's must agree with its events. */
+        spi_stats *st = &r->stats;
+        int64_t gpu = c->col[SPM_GPU] ? c->col[SPM_GPU][i] : -1;
+        int64_t total, gpu_total;
+        if (__builtin_add_overflow(st->total, duration, &total) ||
+            (gpu > 0 && __builtin_add_overflow(st->gpu_total, gpu, &gpu_total)))
+            return spm_refuse(err, in, row->rank, row->region,
+                          "durations whose total leaves int64 (after %lld calls)",
+                          (long long)r->seen);
+        if (r->seen == 0) {
+            st->first = st->minimum = st->maximum = duration;
+            st->start_minimum = start;
+            st->end_maximum = end;
+        }
+        st->last = duration;
+        st->total += duration;
+        if (duration < st->minimum) st->minimum = duration;
+        if (duration > st->maximum) st->maximum = duration;
+        if (start < st->start_minimum) st->start_minimum = start;
+        if (end > st->end_maximum) st->end_maximum = end;
+        if (gpu >= 0 && c->col[SPM_GPU]) {
+            st->gpu_count++;
+            st->gpu_total += gpu;
+        }
+        r->seen++;
+        double delta = (double)duration - r->mean;
+        r->mean += delta / (double)r->seen;
+        r->m2 += delta * ((double)duration - r->mean);
+    }
+
+    if (!s->nested) return SP_OK;
+    /* The k-way merge is in start order only if every row is. */
+    if (duration < 0 || (r->started && start < r->previous_start)) {
+        s->nested = false;
+        return SP_OK;
+    }
+    r->started = true;
+    r->previous_start = start;
+    /* Only calls of one lane nest. The main thread of every input is one
+     * lane (one clock, one stack); other threads and tasks stay within
+     * their own input. */
+    bool main_lane = thread <= 0 && task < 0;
+    int64_t key = main_lane ? MAIN_LANE
+                            : (int64_t)((uint64_t)(r->input + 1) << 40 |
+                                        (uint64_t)(task >= 0 ? 2 * task + 1 : 2 * thread));
+    int status = SP_OK;
+    lane *l = find_lane(s, key, err, &status);
+    if (!l) return status;
+    /* Doubled times must fit int64: a rank with calls beyond +-2^62 ns
+     * (146 years; only damage or a foreign clock) is not nested. */
+    if (start > INT64_MAX / 2 || start < INT64_MIN / 2 || end > INT64_MAX / 2 - 1) {
+        s->nested = false;
+        return SP_OK;
+    }
+    int64_t start2 = (int64_t)((uint64_t)start * 2);
+    int64_t end2 = duration == 0 ? start2 + 1 : (int64_t)((uint64_t)(start + duration) * 2);
+    while (l->depth && l->stack[l->depth - 1].end2 <= start2) close_call(s, &l->stack[--l->depth]);
+    if (l->depth && end2 > l->stack[l->depth - 1].end2) {
+        /* An improper overlap: this rank cannot be nested. */
+        s->nested = false;
+        return SP_OK;
+    }
+    size_t order = m->order_of[r->input];
+    /* The nesting must be the tree the stored parents describe: a call
+     * whose enclosing call is not its stored parent (two inputs' calls
+     * interleaved, or parents that disagree with the times) leaves the
+     * rank un-nested, so nothing is adopted and no exclusive total is
+     * derived from a tree scope-check would not see. */
+    if (main_lane && parent_id >= 0 && l->depth &&
+        (l->stack[l->depth - 1].order != order || l->stack[l->depth - 1].call_id != parent_id)) {
+        s->nested = false;
+        return SP_OK;
+    }
+    if (l->depth) l->stack[l->depth - 1].child += duration;
+    if (main_lane && call >= 0 && parent_id < 0 && c->col[SPM_PARENT]) {
+        for (size_t d = l->depth; d-- > 0;) {
+            const open_call *host = &l->stack[d];
+            if (host->order >= order || host->call_id < 0) continue;
+            if (!r->adopt) {
+                r->adopt_capacity = c->cap ? c->cap : (size_t)c->count;
+                r->adopt = spi_calloc(r->adopt_capacity, sizeof *r->adopt);
+                if (!r->adopt) return spm_oom(err);
+            }
+            r->adopt[i] = (spm_adoption){(int64_t)host->order + 1, host->call_id};
+            r->adopt_dirty = true;
+            break;
+        }
+    }
+    if (l->depth == l->capacity) {
+        size_t grown_capacity = l->capacity ? l->capacity * 2 : 64;
+        open_call *grown = spi_reallocarray(l->stack, grown_capacity, sizeof *grown);
+        if (!grown) return spm_oom(err);
+        l->stack = grown;
+        l->capacity = grown_capacity;
+    }
+    l->stack[l->depth++] = (open_call){end2, duration, 0, r->slot, order, call};
+    return SP_OK;
+}
+
+int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
+    sweep s = {.m = m, .rank = rank_idx, .nested = true};
+    uint32_t rank = m->ranks[rank_idx];
+    size_t rows = 0, columns = 0;
+    for (size_t i = 0; i < m->input_count; i++) {
+        size_t n = 0;
+        const size_t *on = spm_rows_on_rank(m, i, rank, &n);
+        for (size_t k = 0; k < n; k++)
+            if (m->inputs[i].prof.rows[on[k]].count) rows++;
+    }
+    s.rows = spi_calloc(rows ? rows : 1, sizeof *s.rows);
+    s.heap = spi_calloc(rows ? rows : 1, sizeof *s.heap);
+    int status = s.rows && s.heap ? SP_OK : spm_oom(err);
+    unsigned want = 1u << SPM_START | 1u << SPM_DURATION | 1u << SPM_CALL | 1u << SPM_PARENT |
+                    1u << SPM_THREAD | 1u << SPM_TASK;
+    columns = 7; /* the columns above, plus GPU when statistics are computed */
+    size_t cap = rows ? SPM_SWEEP_BUDGET_BYTES / (rows * columns * sizeof(int64_t)) : 1;
+    if (cap > SPM_BLOCK_EVENTS) cap = SPM_BLOCK_EVENTS;
+    if (cap < SPM_SWEEP_MIN_BLOCK) cap = SPM_SWEEP_MIN_BLOCK;
+    for (size_t i = 0; i < m->input_count && status == SP_OK; i++) {
+        spm_input *in = &m->inputs[i];
+        size_t on_count = 0;
+        const size_t *on = spm_rows_on_rank(m, i, rank, &on_count);
+        for (size_t k = 0; k < on_count && status == SP_OK; k++) {
+            size_t r = on[k];
+            if (!in->prof.rows[r].count) continue;
+            sweep_row *row = &s.rows[s.row_count];
+            row->input = i;
+            row->slot = m->slot_base[i] + r;
+            status = spm_cursor_init(&row->cur, in, r,
+                                     cap, want | 1u << SPM_GPU, err);
+            if (status != SP_OK) break;
+            s.row_count++;
+            bool more = false;
+            status = spm_cursor_fill(&row->cur, err);
+            more = status == SP_OK && row->cur.len > 0;
+            if (more) s.heap[s.heap_size++] = s.row_count - 1;
+        }
+    }
+    for (size_t i = s.heap_size; i-- > 0;) heap_down(&s, i);
+    while (status == SP_OK && s.heap_size) {
+        sweep_row *r = &s.rows[s.heap[0]];
+        status = visit(&s, r, err);
+        if (status != SP_OK) break;
+        if (++r->at == r->cur.len) {
+            bool more = false;
+            status = advance_block(&s, r, &more, err);
+            if (!more) s.heap[0] = s.heap[--s.heap_size];
+        }
+        heap_down(&s, 0);
+    }
+    for (size_t l = 0; l < s.lane_count; l++) {
+        lane *ln = &s.lanes[l];
+        while (status == SP_OK && ln->depth) close_call(&s, &ln->stack[--ln->depth]);
+        spi_free(ln->stack);
+    }
+    for (size_t i = 0; i < s.row_count; i++) {
+        sweep_row *r = &s.rows[i];
+        spm_input *in = &m->inputs[r->input];
+        if (status == SP_OK && r->seen) {
+            r->stats.mean = r->mean;
+            r->stats.m2 = r->m2;
+            in->prof.rows[r->cur.row].stats = r->stats;
+            in->has_stats = true;
+        }
+        spm_cursor_free(&r->cur);
+        spi_free(r->adopt);
+    }
+    m->rank_nested[rank_idx] = status == SP_OK && s.nested;
+    if (!m->rank_nested[rank_idx])
+        for (size_t i = 0; i < s.row_count; i++) m->slot_adopted[s.rows[i].slot] = false;
+    spi_free(s.lanes);
+    spi_free(s.rows);
+    spi_free(s.heap);
+    return status;
+}

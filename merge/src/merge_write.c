@@ -1,0 +1,199 @@
+/*
+ * merge_write.c - pass 2 of sp_merge_files: the merged file written
+ * through the writer. Every row is streamed in blocks with its call ids
+ * renumbered, its thread ids shifted and its adopted root calls given the
+ * new parents pass 1 left in the scratch file; parent references are
+ * checked against the ids pass 1 collected. Then the rank<N> groups are
+ * copied (merge_aux.c) and the file is published, or nothing is.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/alloc.h"
+#include "format/h5_writer.h"
+#include "merge_internal.h"
+
+/* ---- pass 2: write ------------------------------------------------------------ */
+
+typedef struct out_buffers {
+    int64_t *call, *parent, *thread;
+    spm_adoption *adopt;
+} out_buffers;
+
+static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t rank_idx,
+                     out_buffers *b, spi_error *err) {
+    spm_input *in = &m->inputs[input];
+    const spi_row *row = &in->prof.rows[r];
+    size_t slot = m->slot_base[input] + r;
+    spi_row_header header = {
+        .region = m->region_base[input] + row->region,
+        .rank = row->rank,
+        /* Not nested: "not computed" rather than the input's value, which
+         * nothing here has checked against the tree. */
+        .exclusive_total = m->rank_nested[rank_idx] ? m->slot_exclusive[slot] : -1,
+        .source_line = row->source_line,
+        .source_file = row->source_file,
+        .source_text = row->source_text,
+        .tags_json = row->tags_json,
+        .event_metadata_json = row->event_metadata_json,
+        .stats = row->stats,
+    };
+    int status = spi_writer_begin_row(w, &header, err);
+    spm_cursor cur;
+    if (status == SP_OK) status = spm_cursor_init(&cur, in, r, SPM_BLOCK_EVENTS, ~0u, err);
+    if (status != SP_OK) return status;
+    int64_t id_offset = m->id_offset[input * m->rank_count + rank_idx];
+    int64_t thread_offset = m->thread_offset[input * m->rank_count + rank_idx];
+    bool adopted = m->slot_adopted[slot];
+    for (;;) {
+        status = spm_cursor_fill(&cur, err);
+        if (status != SP_OK || cur.len == 0) break;
+        /* Whole inputs deliver a row at once; emit it in bounded pieces. */
+        for (size_t done = 0; done < cur.len && status == SP_OK;) {
+            size_t n = cur.len - done;
+            if (n > SPM_BLOCK_EVENTS) n = SPM_BLOCK_EVENTS;
+            spi_event_chunk chunk = {.count = n, .starts = cur.col[SPM_START] + done,
+                                     .durations = cur.col[SPM_DURATION] + done};
+            if (cur.col[SPM_GPU]) chunk.columns[SPI_EV_GPU_DURATIONS] = cur.col[SPM_GPU] + done;
+            if (cur.col[SPM_TASK]) chunk.columns[SPI_EV_TASK_IDS] = cur.col[SPM_TASK] + done;
+            if (cur.col[SPM_AWAIT]) chunk.columns[SPI_EV_AWAIT_NS] = cur.col[SPM_AWAIT] + done;
+            const spm_id_table *table = &m->ids[input * m->rank_count + rank_idx];
+            if (cur.col[SPM_CALL]) {
+                const int64_t *ids = cur.col[SPM_CALL] + done;
+                for (size_t i = 0; i < n; i++)
+                    b->call[i] = ids[i] >= 0 ? id_offset + spm_id_find(table, ids[i]) : -1;
+                chunk.columns[SPI_EV_CALL_IDS] = b->call;
+            }
+            if (cur.col[SPM_PARENT]) {
+                const int64_t *ids = cur.col[SPM_PARENT] + done;
+                const int64_t *starts = cur.col[SPM_START] + done;
+                const int64_t *durations = cur.col[SPM_DURATION] + done;
+                for (size_t i = 0; i < n && status == SP_OK; i++) {
+                    if (ids[i] < 0) {
+                        b->parent[i] = -1;
+                        continue;
+                    }
+                    int64_t at = spm_id_find(table, ids[i]);
+                    /* Pass 1 checked the call; its end cannot overflow. */
+                    int64_t end = starts[i] + durations[i];
+                    if (at < 0)
+                        status = spm_refuse(err, in, row->rank, row->region,
+                                        "parent id %lld does not exist on the rank",
+                                        (long long)ids[i]);
+                    else if (table->entries[at].start > starts[i] || table->entries[at].end < end)
+                        status = spm_refuse(err, in, row->rank, row->region,
+                                        "a call starting at %lld ns is not inside its parent, "
+                                        "call id %lld",
+                                        (long long)starts[i], (long long)ids[i]);
+                    b->parent[i] = id_offset + at;
+                }
+                if (adopted) {
+                    uint64_t position = m->slot_spill[slot] + cur.base + done;
+                    size_t bytes = n * sizeof *b->adopt;
+                    ssize_t got = pread(fileno(m->spill), b->adopt, bytes,
+                                        (off_t)(position * sizeof *b->adopt));
+                    /* Past the scratch file's end means "nothing adopted". */
+                    if (got < 0)
+                        status = spi_error_set(err, SP_ERR_OUTPUT,
+                                               "scope-merge: cannot read the scratch file: %s",
+                                               strerror(errno));
+                    else
+                        memset((char *)b->adopt + got, 0, bytes - (size_t)got);
+                    for (size_t i = 0; i < n && status == SP_OK; i++) {
+                        if (b->adopt[i].host_order <= 0) continue;
+                        size_t host = m->by_order[(size_t)b->adopt[i].host_order - 1];
+                        size_t host_cell = host * m->rank_count + rank_idx;
+                        int64_t at = spm_id_find(&m->ids[host_cell], b->adopt[i].host_id);
+                        if (at >= 0) b->parent[i] = m->id_offset[host_cell] + at;
+                    }
+                }
+                chunk.columns[SPI_EV_PARENT_IDS] = b->parent;
+            }
+            if (cur.col[SPM_THREAD]) {
+                const int64_t *ids = cur.col[SPM_THREAD] + done;
+                for (size_t i = 0; i < n; i++)
+                    b->thread[i] = ids[i] >= 0 ? ids[i] + thread_offset : ids[i];
+                chunk.columns[SPI_EV_THREAD_IDS] = b->thread;
+            }
+            if (status == SP_OK) status = spi_writer_append_events(w, &chunk, err);
+            spm_report(m, n);
+            done += n;
+        }
+        if (status != SP_OK) break;
+    }
+    spm_cursor_free(&cur);
+    if (status == SP_OK) status = spi_writer_end_row(w, err);
+    return status;
+}
+
+int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
+    spi_meta meta = {0};
+    size_t name_count = 0, thread_count = 0;
+    uint64_t rows = 0, events = 0;
+    unsigned columns = 0;
+    static const spi_event_col optional[SPM_COL_COUNT] = {
+        [SPM_GPU] = SPI_EV_GPU_DURATIONS, [SPM_CALL] = SPI_EV_CALL_IDS,
+        [SPM_PARENT] = SPI_EV_PARENT_IDS, [SPM_THREAD] = SPI_EV_THREAD_IDS,
+        [SPM_TASK] = SPI_EV_TASK_IDS,     [SPM_AWAIT] = SPI_EV_AWAIT_NS};
+    for (size_t i = 0; i < m->input_count; i++) {
+        const spm_input *in = &m->inputs[i];
+        name_count += in->prof.name_count;
+        thread_count += in->prof.thread_count;
+        rows += in->prof.row_count;
+        events += in->prof.event_count;
+        for (int c = SPM_GPU; c < SPM_COL_COUNT; c++)
+            if (in->columns & (1u << c)) columns |= SPI_EV_BIT(optional[c]);
+    }
+    const char **names = spi_calloc(name_count ? name_count : 1, sizeof *names);
+    spi_thread_row *threads = spi_calloc(thread_count ? thread_count : 1, sizeof *threads);
+    out_buffers b = {spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
+                     spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
+                     spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
+                     spi_calloc(SPM_BLOCK_EVENTS, sizeof(spm_adoption))};
+    int status = names && threads && b.call && b.parent && b.thread && b.adopt ? SP_OK : spm_oom(err);
+    if (status == SP_OK) status = spm_build_metadata(m, &meta, err);
+    size_t k = 0, t = 0;
+    for (size_t i = 0; i < m->input_count && status == SP_OK; i++)
+        for (size_t n = 0; n < m->inputs[i].prof.name_count; n++)
+            names[k++] = m->inputs[i].prof.names[n];
+    for (size_t ri = 0; ri < m->rank_count && status == SP_OK; ri++)
+        for (size_t i = 0; i < m->input_count; i++) {
+            const spi_profile *p = &m->inputs[i].prof;
+            for (size_t x = 0; x < p->thread_count; x++) {
+                if (p->threads[x].rank != m->ranks[ri]) continue;
+                threads[t] = p->threads[x];
+                if (threads[t].index >= 0)
+                    threads[t].index += m->thread_offset[i * m->rank_count + ri];
+                t++;
+            }
+        }
+    spi_writer_layout layout = {.row_count = rows, .event_count = events,
+                                .region_count = name_count, .thread_count = t,
+                                .event_columns = columns};
+    spi_writer *w = NULL;
+    if (status == SP_OK) status = spi_writer_create(&w, output, &layout, err);
+    if (status == SP_OK) status = spi_writer_write_metadata(w, &meta, err);
+    if (status == SP_OK) status = spi_writer_write_region_names(w, names, name_count, err);
+    if (status == SP_OK) status = spi_writer_write_threads(w, threads, t, err);
+    for (size_t ri = 0; ri < m->rank_count && status == SP_OK; ri++)
+        for (size_t i = 0; i < m->input_count && status == SP_OK; i++) {
+            size_t on_count = 0;
+            const size_t *on = spm_rows_on_rank(m, i, m->ranks[ri], &on_count);
+            for (size_t x = 0; x < on_count && status == SP_OK; x++)
+                status = write_row(m, w, i, on[x], ri, &b, err);
+        }
+    if (status == SP_OK)
+        status = spm_copy_aux(m->inputs, m->input_count, spi_writer_file(w), output, err);
+    if (status == SP_OK) status = spi_writer_publish(w, err);
+    else if (w) spi_writer_abort(w);
+    spi_meta_free(&meta);
+    spi_free(names);
+    spi_free(threads);
+    spi_free(b.call);
+    spi_free(b.parent);
+    spi_free(b.thread);
+    spi_free(b.adopt);
+    return status;
+}
