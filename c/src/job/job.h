@@ -68,6 +68,20 @@ typedef struct spi_rank_report {
  * NULL elsewhere. SP_OK, SP_ERR_MPI or SP_ERR_OUT_OF_MEMORY. */
 int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, spi_error *err);
 
+/* Every rank's summary call paths, with their region names, to rank 0 (the
+ * end-of-run summary of a multi-rank trace; run_paths.h). `mine` are this
+ * rank's paths, their region indexing local->names. On rank 0, *all holds
+ * every rank's paths in rank order (each tagged with its rank, parents
+ * indexing within its rank) and *all_names the names they use: a path's
+ * `region` is the byte offset of its NUL-terminated name in *all_names.
+ * Both NULL on other ranks; free with spi_free. Collective with MPI: every
+ * rank calls it, whatever its status (`status` is returned unless a new
+ * error comes). SP_OK, SP_ERR_MPI, SP_ERR_UNSUPPORTED (over 2 GiB) or
+ * SP_ERR_OUT_OF_MEMORY. */
+int spi_job_gather_paths(const spi_call_path *mine, size_t count, const spi_profile *local,
+                         int status, spi_call_path **all, size_t *all_count, char **all_names,
+                         spi_error *err);
+
 /* Leave the job (releases the duplicated communicator and the finalize
  * hook). Safe to call when not started. */
 void spi_job_stop(void);

@@ -36,6 +36,7 @@
 #include "format/h5_counter_groups.h"
 #include "format/h5_writer.h"
 #include "job/job_exchange.h"
+#include "job/job_paths.h"
 #include "job/job_parallel.h"
 #include "record/registry.h"
 #include "format/schema.h"
@@ -248,6 +249,103 @@ int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, s
     if (status == SP_OK) *all = gathered;
     else spi_free(gathered);
     if (status == SP_ERR_OUT_OF_MEMORY) spi_error_set(err, status, "out of memory");
+    return status;
+}
+
+/* Two Gatherv's: the paths (a few thousand per rank at most), then the
+ * names they point into; rank 0 then moves each rank's offsets past the
+ * names of the ranks before it. */
+int spi_job_gather_paths(const spi_call_path *mine, size_t count, const spi_profile *local,
+                         int status, spi_call_path **all, size_t *all_count, char **all_names,
+                         spi_error *err) {
+    *all = NULL;
+    *all_count = 0;
+    *all_names = NULL;
+    spi_call_path *packed = NULL;
+    char *names = NULL;
+    uint64_t name_bytes = 0;
+    if (status == SP_OK)
+        status = spi_job_paths_pack(mine, count, local, &packed, &names, &name_bytes);
+    if (job_comm == MPI_COMM_NULL || job_broken) {
+        if (status == SP_OK) {
+            *all = packed;
+            *all_count = count;
+            *all_names = names;
+        } else {
+            spi_free(packed);
+            spi_free(names);
+        }
+        return status;
+    }
+    uint64_t path_bytes = status == SP_OK ? count * sizeof *packed : 0;
+    if (status == SP_OK && (path_bytes > INT32_MAX || name_bytes > INT32_MAX))
+        status = SP_ERR_UNSUPPORTED;
+    int mine_sizes[2] = {status == SP_OK ? (int)path_bytes : 0,
+                         status == SP_OK ? (int)name_bytes : 0};
+    /* rank 0: pairs[2r], pairs[2r+1] as gathered; layout = path sizes,
+     * name sizes, path displacements, name displacements (job_size each) */
+    int *pairs = job_rank == 0 ? spi_calloc((size_t)job_size * 2, sizeof *pairs) : NULL;
+    int *layout = job_rank == 0 ? spi_calloc((size_t)job_size * 4, sizeof *layout) : NULL;
+    if (job_rank == 0 && (!pairs || !layout) && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
+    int rc = MPI_Gather(mine_sizes, 2, MPI_INT, pairs, 2, MPI_INT, 0, job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "gathering path sizes");
+    uint64_t totals[2] = {0, 0};
+    int *byte_sizes[2] = {NULL, NULL}, *byte_displs[2] = {NULL, NULL};
+    if (job_rank == 0 && pairs && layout) {
+        for (int k = 0; k < 2; k++) {
+            byte_sizes[k] = layout + k * job_size;
+            byte_displs[k] = layout + (2 + k) * job_size;
+            for (int r = 0; r < job_size; r++) {
+                byte_sizes[k][r] = pairs[2 * r + k];
+                byte_displs[k][r] = totals[k] <= INT32_MAX ? (int)totals[k] : 0;
+                totals[k] += (uint64_t)byte_sizes[k][r];
+            }
+        }
+        if (status == SP_OK && (totals[0] > INT32_MAX || totals[1] > INT32_MAX))
+            status = SP_ERR_UNSUPPORTED;
+        if (status == SP_OK) {
+            *all = spi_malloc(totals[0] ? totals[0] : 1);
+            *all_names = spi_malloc(totals[1] ? totals[1] : 1);
+            if (!*all || !*all_names) status = SP_ERR_OUT_OF_MEMORY;
+        }
+        if (status != SP_OK) /* receive nothing; the ranks still send (collective) */
+            for (int r = 0; r < 2 * job_size; r++) layout[r] = 0;
+    }
+    /* rank 0 says whether it can receive; if not, nobody sends (the sizes
+     * of a Gatherv must match on both sides) */
+    int go = job_rank != 0 || status == SP_OK;
+    rc = MPI_Bcast(&go, 1, MPI_INT, 0, job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "agreeing on paths");
+    if (!go) mine_sizes[0] = mine_sizes[1] = 0;
+    /* every rank takes part in both, whatever happened: a failed rank sends 0 bytes */
+    rc = MPI_Gatherv(packed, mine_sizes[0], MPI_BYTE, *all, byte_sizes[0], byte_displs[0],
+                     MPI_BYTE, 0, job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "gathering paths");
+    rc = MPI_Gatherv(names, mine_sizes[1], MPI_BYTE, *all_names, byte_sizes[1], byte_displs[1],
+                     MPI_BYTE, 0, job_comm);
+    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "gathering path names");
+    if (job_rank == 0 && status == SP_OK) {
+        *all_count = (size_t)(totals[0] / sizeof **all);
+        size_t at = 0;
+        for (int r = 0; r < job_size; r++) {
+            size_t n = (size_t)byte_sizes[0][r] / sizeof **all;
+            for (size_t i = 0; i < n; i++) (*all)[at + i].region += (uint32_t)byte_displs[1][r];
+            at += n;
+        }
+    }
+    if (status != SP_OK || job_rank != 0) {
+        spi_free(*all);
+        spi_free(*all_names);
+        *all = NULL;
+        *all_names = NULL;
+        *all_count = 0;
+    }
+    spi_free(pairs);
+    spi_free(layout);
+    spi_free(packed);
+    spi_free(names);
+    if (status == SP_ERR_OUT_OF_MEMORY && err && err->status == SP_OK)
+        spi_error_set(err, status, "out of memory while gathering the summary");
     return status;
 }
 

@@ -27,16 +27,11 @@
 #include "lifecycle/profiler.h"
 #include "format/reader.h"
 #include "analysis/results_internal.h"
-#include "analysis/summary.h"
 #include "profile/metadata.h"
+#include "lifecycle/finalize_summary.h"
 #include "record/recorder.h"
 #include "record/run.h"
 #include "record/spill.h"
-
-/* Above this many calls in a multi-rank job, the finalize summary reads
- * only the per-row statistics back (a flat table in bounded memory) rather
- * than every event of every rank. */
-#define SUMMARY_FULL_READ_LIMIT 20000000ull
 
 typedef struct spi_config {
     bool active;              /* between setup and finalize, not disabled */
@@ -368,18 +363,36 @@ static void print_problems(const spi_rank_report *r, bool names) {
 
 #define REPORTED_RANKS 8
 
+/* Where finalize's time went, for the report: collecting the calls into
+ * rows, writing the file, and the summary (its paths, gather and table). */
+typedef struct phase_times {
+    int64_t collect_ns;
+    int64_t write_ns;
+    int64_t summary_ns;
+} phase_times;
+
+/* The summary's own time, after its table (rank 0). */
+static void print_summary_time(const phase_times *times, bool printed) {
+    if (!printed || config.quiet || spi_job_rank() != 0) return;
+    printf("scope-profiler: summary in %.1f ms\n", times->summary_ns / 1e6);
+    fflush(stdout);
+}
+
 /* Rank 0's report for the whole job: the file, the totals, what went
  * wrong summed over ranks, then which ranks it was (the first few). */
 static void print_report(const spi_job_totals *totals, int recording_threads,
-                         const spi_rank_report *ranks, size_t rank_count, int64_t write_ns,
-                         const spi_error *err) {
+                         const spi_rank_report *ranks, size_t rank_count,
+                         const phase_times *times, const spi_error *err, bool summary_follows) {
     if (config.quiet || spi_job_rank() != 0 || !ranks) return;
     char where[1100];
     if (!config.write_file)
         snprintf(where, sizeof where, "kept the results in memory (file output off)");
     else if (err->status == SP_OK || err->status == SP_ERR_OPEN_AT_FINALIZE ||
              err->status == SP_ERR_BUFFER_LIMIT)
-        snprintf(where, sizeof where, "wrote %s in %.1f ms", config.file_path, write_ns / 1e6);
+        snprintf(where, sizeof where, "wrote %s in %.1f ms (collect %.1f ms, write %.1f ms%s)",
+                 config.file_path, (times->collect_ns + times->write_ns) / 1e6,
+                 times->collect_ns / 1e6, times->write_ns / 1e6,
+                 summary_follows ? "; the summary's time below" : "");
     else
         snprintf(where, sizeof where, "wrote NO file (%s)", err->message);
     printf("scope-profiler: %s: %zu region%s, %llu call%s over %u rank%s "
@@ -418,33 +431,6 @@ static void print_report(const spi_job_totals *totals, int recording_threads,
     fflush(stdout);
 }
 
-/* The summary table after the report, on rank 0 only. One rank's profile
- * is in memory; a multi-rank job's is only in the file rank 0 just wrote,
- * so it is read back from there (all ranks, one table). */
-static void print_summary(const spi_profile *local, const spi_job_totals *totals, bool written) {
-    const char *wanted = getenv("SCOPE_PROFILER_SUMMARY");
-    if (config.quiet || spi_job_rank() != 0 || (wanted && strcmp(wanted, "0") == 0)) return;
-    spi_error err;
-    spi_error_clear(&err);
-    /* a multi-rank job, or a streamed trace (its calls are in the file
-     * only): read back */
-    if ((totals->ranks > 1 || local->source) && written) {
-        spi_profile job = {0};
-        /* many calls: a flat table from the stored statistics (an aggregate
-         * file is small whatever its calls, and reads whole) */
-        bool many = totals->events > SUMMARY_FULL_READ_LIMIT && !config.aggregate;
-        unsigned flags = many ? SPI_READ_SUMMARY_ONLY : 0;
-        if (spi_profile_read(&job, config.file_path, flags, &err) == SP_OK)
-            spi_summary_print(&job, stdout, NULL, &err);
-        spi_profile_free(&job);
-    } else if (local->row_count && !local->source) {
-        spi_summary_print(local, stdout, NULL, &err);
-    }
-    /* A nesting problem still prints a flat table; say why in one line. */
-    if (err.status != SP_OK) spi_diag("summary: %s", err.message);
-    fflush(stdout);
-}
-
 /* Whether finalize published the file (it may still report lost calls). */
 static bool written_ok(int status) {
     return config.write_file && (status == SP_OK || status == SP_ERR_OPEN_AT_FINALIZE ||
@@ -469,6 +455,10 @@ static int finalize_session(sp_results **results) {
     uint64_t flushes = session.spill ? atomic_load(&session.spill->writes) : 0;
     /* TSC ticks to CLOCK_MONOTONIC ns before anything reads a time */
     int converted = spi_recorder_convert_ticks(&session);
+    /* the summary's call paths, while every event is still at hand */
+    spi_finalize_summary summary;
+    spi_finalize_summary_start(&summary, &session,  spi_job_rank(),
+                               converted == SP_OK && spi_finalize_summary_wanted(config.quiet));
 
     spi_error err;
     spi_error_clear(&err);
@@ -526,9 +516,21 @@ static int finalize_session(sp_results **results) {
     spi_error_clear(&gather_err);
     if (spi_job_gather_reports(&mine, &ranks, &gather_err) != SP_OK)
         spi_diag("%s", gather_err.message);
-    print_report(&totals, report.recording_threads, ranks, spi_job_size(), write_ns, &err);
+    spi_error summary_err;
+    spi_error_clear(&summary_err);
+    if (spi_finalize_summary_gather(&summary, &profile, &summary_err) == SP_ERR_MPI)
+        spi_diag("%s", summary_err.message);
+    int64_t summary_start = spi_clock_now_ns();
+    phase_times times = {.collect_ns = write_start - finalize_ns - summary.ns,
+                         .write_ns = write_ns};
+    print_report(&totals, report.recording_threads, ranks, spi_job_size(), &times, &err,
+                 summary.wanted);
     spi_free(ranks);
-    print_summary(&profile, &totals, written_ok(status));
+    spi_finalize_summary_print(&summary, &profile, spi_job_size(), config.aggregate,
+                               config.file_path, written_ok(status));
+    times.summary_ns = summary.ns + (spi_clock_now_ns() - summary_start);
+    print_summary_time(&times, summary.wanted);
+    spi_finalize_summary_free(&summary);
 
     /* a streamed trace's calls are in the file only: the results read it */
     if (results && profile.source) {

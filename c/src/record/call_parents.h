@@ -32,6 +32,8 @@
 typedef struct spi_enclosing_call {
     int64_t sequence;
     uint32_t region;     /* handle */
+    int32_t path;        /* the walker's own tag (run_paths.c: the call's
+                            path); -1 until the walker sets it */
 } spi_enclosing_call;
 
 typedef struct spi_call_parents {
@@ -56,7 +58,7 @@ static inline int spi_call_parents_visit(spi_call_parents *p, const spi_event *e
     }
     int64_t sequence = spi_event_sequence(e);
     while (p->depth && p->stack[p->depth - 1].sequence > sequence) p->depth--;
-    p->stack[p->depth] = (spi_enclosing_call){sequence, spi_event_region(e)};
+    p->stack[p->depth] = (spi_enclosing_call){sequence, spi_event_region(e), -1};
     *parent = p->depth ? &p->stack[p->depth - 1] : NULL;
     p->depth++;
     return SP_OK;
@@ -103,6 +105,12 @@ static inline int spi_call_walk_next(spi_call_walk *w, const spi_event **event,
 }
 
 void spi_call_walk_close(spi_call_walk *w);
+
+/* The entry of the event spi_call_walk_next just gave (the top of the
+ * enclosing stack): a walker tags it (`path`) for the calls inside it. */
+static inline spi_enclosing_call *spi_call_walk_top(spi_call_walk *w) {
+    return &w->parents.stack[w->parents.depth - 1];
+}
 
 /* Exclusive time per region (indexed by handle) from walked calls: a call
  * adds its duration to its own region and takes it from its parent's, so
