@@ -1,0 +1,589 @@
+/*
+ * summary_rows.c - the rows of the summary table (FORMAT.md 7.5), pooled
+ * over ranks; summary_table.c orders them and summary.c prints them.
+ *
+ * Rows are call paths, not regions: every call of every selected rank gets
+ * the path of region names from its root (through the rank's call tree,
+ * calltree.c), runs of one name collapse into one element so recursion is
+ * one row, and all calls with the same path are pooled over ranks. The
+ * tree is built unfiltered and filters only decide which calls get a row:
+ * a hidden call passes its place in the path on to its children, and its
+ * time still counts as child time of its parent, so "(own)" is honest.
+ *
+ * An aggregate file with call paths (docs/FORMAT.md) gives the same tree
+ * from its paths, pooled the same way (add_paths).
+ *
+ * The table falls back to one row per region (summary_flat.c) when the
+ * data has no calls and no paths (summary-only, a Python aggregate file),
+ * when asked (flat), or when a rank's calls do not nest; the last case is
+ * reported as SP_ERR_NESTING after printing.
+ *
+ * Per row and over the ranks that ran it, the mean, minimum and maximum
+ * of the per-rank totals and the imbalance max/mean - 1 (rank_spread; the
+ * top of summary_table.c says when the table shows them).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/alloc.h"
+#include "analysis/calltree.h"
+#include "analysis/stats.h"
+#include "analysis/summary_rows.h"
+
+/* Short for SPI_SV_BIT: the bit of a value slot in spi_summary_row.has. */
+#define HAS(slot) SPI_SV_BIT(slot)
+
+/* ---- table rows ------------------------------------------------------------ */
+
+typedef struct node {
+    long parent;
+    uint32_t region;
+    int depth;
+    bool recursive;
+} node;
+
+typedef struct rec {
+    long node;
+    uint32_t rank;
+    int64_t start, end, excl;
+} rec;
+
+typedef struct builder {
+    const spi_profile *profile;
+    const spi_summary_options *opt;
+    const bool *visible; /* [name_count] */
+    node *nodes;
+    size_t node_count, node_cap;
+    long *hash;         /* node index + 1, 0 = empty */
+    size_t hash_cap;
+    rec *recs;
+    size_t rec_count, rec_cap;
+    spi_summary_row *rows;
+    size_t row_count, row_cap;
+    spi_error *err;
+} builder;
+
+static int oom(builder *b) {
+    return spi_error_set(b->err, SP_ERR_OUT_OF_MEMORY, "out of memory building the summary");
+}
+
+static spi_summary_row *row_append(builder *b) {
+    if (b->row_count == b->row_cap) {
+        size_t cap = b->row_cap ? 2 * b->row_cap : 32;
+        spi_summary_row *rows = spi_reallocarray(b->rows, cap, sizeof *rows);
+        if (!rows) return NULL;
+        b->rows = rows;
+        b->row_cap = cap;
+    }
+    spi_summary_row *row = &b->rows[b->row_count++];
+    memset(row, 0, sizeof *row);
+    row->parent = -1;
+    row->start = INT64_MAX;
+    return row;
+}
+
+/* ---- path nodes: (parent node, region) -> node, open addressing --------- */
+
+static size_t node_hash(long parent, uint32_t region, size_t cap) {
+    uint64_t h = (uint64_t)(parent + 1) * 0x9E3779B97F4A7C15ull ^ (uint64_t)region * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 29;
+    return (size_t)h & (cap - 1);
+}
+
+static int hash_grow(builder *b) {
+    size_t cap = b->hash_cap ? 2 * b->hash_cap : 64;
+    long *hash = spi_calloc(cap, sizeof *hash);
+    if (!hash) return oom(b);
+    for (size_t i = 0; i < b->node_count; i++) {
+        size_t h = node_hash(b->nodes[i].parent, b->nodes[i].region, cap);
+        while (hash[h]) h = (h + 1) & (cap - 1);
+        hash[h] = (long)i + 1;
+    }
+    spi_free(b->hash);
+    b->hash = hash;
+    b->hash_cap = cap;
+    return SP_OK;
+}
+
+static int node_get(builder *b, long parent, uint32_t region, long *out) {
+    if (b->hash_cap == 0 || 2 * (b->node_count + 1) > b->hash_cap) {
+        int status = hash_grow(b);
+        if (status != SP_OK) return status;
+    }
+    size_t h = node_hash(parent, region, b->hash_cap);
+    while (b->hash[h]) {
+        const node *n = &b->nodes[b->hash[h] - 1];
+        if (n->parent == parent && n->region == region) {
+            *out = b->hash[h] - 1;
+            return SP_OK;
+        }
+        h = (h + 1) & (b->hash_cap - 1);
+    }
+    if (b->node_count == b->node_cap) {
+        size_t cap = b->node_cap ? 2 * b->node_cap : 32;
+        node *nodes = spi_reallocarray(b->nodes, cap, sizeof *nodes);
+        if (!nodes) return oom(b);
+        b->nodes = nodes;
+        b->node_cap = cap;
+    }
+    long id = (long)b->node_count++;
+    b->nodes[id] = (node){parent, region, parent < 0 ? 0 : b->nodes[parent].depth + 1, false};
+    b->hash[h] = id + 1;
+    *out = id;
+    return SP_OK;
+}
+
+/* ---- one rank's calls into path records ---------------------------------- */
+
+typedef struct rank_rows {
+    uint32_t rank;
+    size_t row;
+} rank_rows;
+
+static int cmp_rank_rows(const void *a, const void *b) {
+    const rank_rows *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    return x->row < y->row ? -1 : (x->row > y->row);
+}
+
+static int add_rank(builder *b, uint32_t rank, const size_t *rows, size_t row_count) {
+    spi_rank_tree tree;
+    int status = spi_rank_tree_build_rows(&tree, b->profile, rank, rows, row_count, b->err);
+    if (status != SP_OK) return status;
+    long *eff = spi_calloc(tree.call_count ? tree.call_count : 1, sizeof *eff);
+    if (!eff) {
+        spi_rank_tree_free(&tree);
+        return oom(b);
+    }
+    for (size_t i = 0; i < tree.call_count && status == SP_OK; i++) {
+        const spi_row *row = &b->profile->rows[tree.rows[i]];
+        long parent_node = tree.parent[i] >= 0 ? eff[tree.parent[i]] : -1;
+        if (!b->visible[row->region]) {
+            /* Renest: the hidden call's children hang where it would. */
+            eff[i] = parent_node;
+            continue;
+        }
+        long id = -1;
+        if (parent_node >= 0 && b->nodes[parent_node].region == row->region) {
+            id = parent_node;  /* a run of one name collapses: recursion */
+            b->nodes[id].recursive = true;
+        } else {
+            status = node_get(b, parent_node, row->region, &id);
+            if (status != SP_OK) break;
+        }
+        eff[i] = id;
+        if (b->rec_count == b->rec_cap) {
+            size_t cap = b->rec_cap ? 2 * b->rec_cap : 256;
+            rec *recs = spi_reallocarray(b->recs, cap, sizeof *recs);
+            if (!recs) {
+                status = oom(b);
+                break;
+            }
+            b->recs = recs;
+            b->rec_cap = cap;
+        }
+        int64_t start = row->starts[tree.calls[i]];
+        b->recs[b->rec_count++] = (rec){id, rank, start, start + row->durations[tree.calls[i]],
+                                        tree.exclusive[i]};
+    }
+    spi_free(eff);
+    spi_rank_tree_free(&tree);
+    return status;
+}
+
+static int cmp_rec(const void *a, const void *b) {
+    const rec *x = a, *y = b;
+    if (x->node != y->node) return x->node < y->node ? -1 : 1;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->start != y->start) return x->start < y->start ? -1 : 1;
+    return x->end < y->end ? -1 : (x->end > y->end);
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+/* Sums of stored values saturate: a damaged file must not make them wrap
+ * (nor trip the sanitizers); a real run is ~290 years from the limit. */
+static int64_t sat_add(int64_t a, int64_t b) {
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* Per-rank spread of a row: mean, min and max of the totals of the ranks
+ * that ran it, and the imbalance max/mean - 1 in percent (FORMAT.md 7.3). */
+static void rank_spread(spi_summary_row *row, const int64_t *totals, size_t ranks, int mean_slot) {
+    double sum = 0.0;
+    int64_t lo = ranks ? totals[0] : 0, hi = lo;
+    for (size_t i = 0; i < ranks; i++) {
+        sum += (double)totals[i];
+        if (totals[i] < lo) lo = totals[i];
+        if (totals[i] > hi) hi = totals[i];
+    }
+    double imb = spi_imbalance(totals, ranks);
+    row->v[mean_slot] = ranks ? sum / (double)ranks : 0.0;
+    row->v[mean_slot + 1] = (double)lo;
+    row->v[mean_slot + 2] = (double)hi;
+    row->v[mean_slot == SPI_SV_RANK_MEAN ? SPI_SV_IMB : SPI_SV_XIMB] =
+        imb == 0.0 ? 0.0 : (imb - 1.0) * 100.0;
+    row->has |= HAS(mean_slot) | HAS(mean_slot + 1) | HAS(mean_slot + 2) |
+                HAS(mean_slot == SPI_SV_RANK_MEAN ? SPI_SV_IMB : SPI_SV_XIMB);
+}
+
+/* Pool each node's records into one table row (rows[node] = node). */
+static int pool_nodes(builder *b) {
+    if (b->rec_count) qsort(b->recs, b->rec_count, sizeof *b->recs, cmp_rec);
+    int64_t *durations = spi_calloc(b->rec_count ? b->rec_count : 1, sizeof *durations);
+    int64_t *totals = spi_calloc(b->rec_count ? b->rec_count : 1, sizeof *totals);
+    int64_t *xtotals = spi_calloc(b->rec_count ? b->rec_count : 1, sizeof *xtotals);
+    if (!durations || !totals || !xtotals) {
+        spi_free(durations);
+        spi_free(totals);
+        spi_free(xtotals);
+        return oom(b);
+    }
+    for (size_t i = 0; i < b->node_count; i++) {
+        spi_summary_row *row = row_append(b);
+        if (!row) {
+            spi_free(durations);
+            spi_free(totals);
+            spi_free(xtotals);
+            return oom(b);
+        }
+        const node *n = &b->nodes[i];
+        row->name = b->profile->names[n->region];
+        row->parent = n->parent;
+        row->depth = n->depth;
+        row->recursive = n->recursive;
+    }
+    for (size_t a = 0; a < b->rec_count;) {
+        size_t e = a;
+        while (e < b->rec_count && b->recs[e].node == b->recs[a].node) e++;
+        spi_summary_row *row = &b->rows[b->recs[a].node];
+        size_t n = e - a, ranks = 0;
+        int64_t total = 0, excl = 0, coverage = 0, last_end = INT64_MIN;
+        int64_t first_start = INT64_MAX;
+        for (size_t i = a; i < e; i++) {
+            const rec *r = &b->recs[i];
+            int64_t d = r->end - r->start;  /* >= 0: checked by the call tree */
+            durations[i - a] = d;
+            total = sat_add(total, d);
+            excl = sat_add(excl, r->excl);
+            if (r->start < first_start) {
+                first_start = r->start;
+                row->v[SPI_SV_FIRST] = (double)d;
+            }
+            if (r->end > last_end) {
+                last_end = r->end;
+                row->v[SPI_SV_LAST] = (double)d;
+            }
+            if (i == a || r->rank != b->recs[i - 1].rank) {
+                totals[ranks] = 0;
+                xtotals[ranks++] = 0;
+            }
+            totals[ranks - 1] = sat_add(totals[ranks - 1], d);
+            xtotals[ranks - 1] = sat_add(xtotals[ranks - 1], r->excl);
+        }
+        /* coverage: per rank, the union of the intervals (sorted by start). */
+        for (size_t i = a; i < e;) {
+            int64_t cs = b->recs[i].start, ce = b->recs[i].end;
+            size_t j = i + 1;
+            for (; j < e && b->recs[j].rank == b->recs[i].rank; j++) {
+                if (b->recs[j].start <= ce) {
+                    if (b->recs[j].end > ce) ce = b->recs[j].end;
+                } else {
+                    coverage = sat_add(coverage, ce - cs);
+                    cs = b->recs[j].start;
+                    ce = b->recs[j].end;
+                }
+            }
+            coverage = sat_add(coverage, ce - cs);
+            i = j;
+        }
+        double mean = (double)total / (double)n;
+        row->v[SPI_SV_CALLS] = (double)n;
+        row->v[SPI_SV_TOTAL] = (double)total;
+        row->v[SPI_SV_EXCL] = (double)excl;
+        row->v[SPI_SV_AVG] = mean;
+        row->v[SPI_SV_STD] = spi_std_values(durations, n, mean);
+        qsort(durations, n, sizeof *durations, cmp_i64);
+        row->v[SPI_SV_MIN] = (double)durations[0];
+        row->v[SPI_SV_MAX] = (double)durations[n - 1];
+        row->v[SPI_SV_P50] = spi_percentile_sorted(durations, n, 50.0);
+        row->v[SPI_SV_P95] = spi_percentile_sorted(durations, n, 95.0);
+        row->v[SPI_SV_P99] = spi_percentile_sorted(durations, n, 99.0);
+        row->v[SPI_SV_RANKS] = (double)ranks;
+        row->v[SPI_SV_COVERAGE] = (double)coverage;
+        row->start = first_start;
+        row->has = HAS(SPI_SV_COUNT) - 1;
+        row->has &= ~(HAS(SPI_SV_PERCENT) | HAS(SPI_SV_PARENT_PERCENT));
+        rank_spread(row, totals, ranks, SPI_SV_RANK_MEAN);
+        rank_spread(row, xtotals, ranks, SPI_SV_XRANK_MEAN);
+        a = e;
+    }
+    for (size_t i = 0; i < b->node_count; i++)
+        if (b->rows[i].parent >= 0) b->rows[b->rows[i].parent].has_children = true;
+    spi_free(durations);
+    spi_free(totals);
+    spi_free(xtotals);
+    return SP_OK;
+}
+
+/* ---- aggregate files: the tree from the stored call paths --------------- */
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+/* `rank` in the ascending list ranks[0..n-1]. */
+static bool rank_in(const uint32_t *ranks, size_t n, uint32_t rank) {
+    return n && bsearch(&rank, ranks, n, sizeof *ranks, cmp_u32) != NULL;
+}
+
+/* One stored path placed on a table node, for pooling. */
+typedef struct path_rec {
+    long node;
+    uint32_t rank;
+    const spi_call_path *path;
+} path_rec;
+
+static int cmp_path_rec(const void *a, const void *b) {
+    const path_rec *x = a, *y = b;
+    if (x->node != y->node) return x->node < y->node ? -1 : 1;
+    return x->rank < y->rank ? -1 : (x->rank > y->rank);
+}
+
+/* The table rows of an aggregate file with call paths: each selected
+ * rank's paths are placed on the same (parent, region) nodes as a trace's
+ * calls would be (hidden regions pass their place on, a run of one region
+ * is one recursive row), then pooled: counts, totals, exclusive times,
+ * min and max add up exactly; std pools the paths' (count, mean, m2);
+ * percentiles, first and last need the calls and stay empty. */
+static int add_paths(builder *b, const uint32_t *ranks, size_t rank_count) {
+    const spi_profile *p = b->profile;
+    path_rec *recs = spi_calloc(p->path_count + 1, sizeof *recs);
+    long *eff = spi_calloc(p->path_count + 1, sizeof *eff);
+    size_t rec_count = 0;
+    int status = recs && eff ? SP_OK : oom(b);
+    for (size_t first = 0; first < p->path_count && status == SP_OK;) {
+        uint32_t rank = p->paths[first].rank;
+        size_t end = first;
+        while (end < p->path_count && p->paths[end].rank == rank) end++;
+        bool selected = rank_in(ranks, rank_count, rank);
+        for (size_t i = first; selected && i < end && status == SP_OK; i++) {
+            const spi_call_path *path = &p->paths[i];
+            long parent_node = path->parent >= 0 ? eff[first + (size_t)path->parent] : -1;
+            if (!b->visible[path->region]) {
+                eff[i] = parent_node;
+                continue;
+            }
+            long id = -1;
+            if (parent_node >= 0 && b->nodes[parent_node].region == path->region) {
+                id = parent_node;
+                b->nodes[id].recursive = true;
+            } else {
+                status = node_get(b, parent_node, path->region, &id);
+            }
+            if (path->recursions > 0 && id >= 0) b->nodes[id].recursive = true;
+            eff[i] = id;
+            recs[rec_count++] = (path_rec){id, rank, path};
+        }
+        first = end;
+    }
+    if (status == SP_OK) {
+        b->row_cap = b->node_count + p->name_count + 1;
+        b->rows = spi_calloc(b->row_cap, sizeof *b->rows);
+        if (!b->rows) status = oom(b);
+    }
+    int64_t *totals = status == SP_OK ? spi_calloc(rec_count + 1, sizeof *totals) : NULL;
+    int64_t *xtotals = status == SP_OK ? spi_calloc(rec_count + 1, sizeof *xtotals) : NULL;
+    if (status == SP_OK && (!totals || !xtotals)) status = oom(b);
+    for (size_t i = 0; i < b->node_count && status == SP_OK; i++) {
+        spi_summary_row *row = row_append(b);
+        const node *n = &b->nodes[i];
+        row->name = p->names[n->region];
+        row->parent = n->parent;
+        row->depth = n->depth;
+        row->recursive = n->recursive;
+    }
+    if (status == SP_OK && rec_count) qsort(recs, rec_count, sizeof *recs, cmp_path_rec);
+    for (size_t a = 0; a < rec_count && status == SP_OK;) {
+        size_t e = a, ranks_seen = 0;
+        spi_summary_row *row = &b->rows[recs[a].node];
+        uint64_t calls = 0;
+        int64_t total = 0, excl = 0, minimum = INT64_MAX, maximum = INT64_MIN;
+        double mean = 0.0, m2 = 0.0;
+        for (; e < rec_count && recs[e].node == recs[a].node; e++) {
+            const spi_call_path *path = recs[e].path;
+            if (e == a || recs[e].rank != recs[e - 1].rank) {
+                totals[ranks_seen] = 0;
+                xtotals[ranks_seen++] = 0;
+            }
+            totals[ranks_seen - 1] = sat_add(totals[ranks_seen - 1], path->total);
+            xtotals[ranks_seen - 1] = sat_add(xtotals[ranks_seen - 1], path->exclusive);
+            /* Chan et al.: exact pooling of (count, mean, m2) */
+            uint64_t n = calls + path->count;
+            double path_mean = (double)path->total / (double)path->count;
+            double delta = path_mean - mean;
+            m2 += path->m2 + delta * delta * (double)calls * (double)path->count / (double)n;
+            mean += delta * (double)path->count / (double)n;
+            calls = n;
+            total = sat_add(total, path->total);
+            excl = sat_add(excl, path->exclusive);
+            if (path->minimum < minimum) minimum = path->minimum;
+            if (path->maximum > maximum) maximum = path->maximum;
+            if (path->start_minimum < row->start) row->start = path->start_minimum;
+        }
+        row->v[SPI_SV_CALLS] = (double)calls;
+        row->v[SPI_SV_TOTAL] = (double)total;
+        row->v[SPI_SV_EXCL] = (double)excl;
+        row->v[SPI_SV_AVG] = (double)total / (double)calls;
+        row->v[SPI_SV_MIN] = (double)minimum;
+        row->v[SPI_SV_MAX] = (double)maximum;
+        row->v[SPI_SV_STD] = sqrt(m2 > 0 ? m2 / (double)calls : 0.0);
+        row->v[SPI_SV_RANKS] = (double)ranks_seen;
+        /* Without the calls the union of their intervals is unknown; the
+         * total is its upper bound (exact for a path of one thread that
+         * does not recurse). */
+        row->v[SPI_SV_COVERAGE] = (double)total;
+        row->has = HAS(SPI_SV_CALLS) | HAS(SPI_SV_TOTAL) | HAS(SPI_SV_EXCL) | HAS(SPI_SV_AVG) |
+                   HAS(SPI_SV_MIN) | HAS(SPI_SV_MAX) | HAS(SPI_SV_STD) | HAS(SPI_SV_RANKS) |
+                   HAS(SPI_SV_COVERAGE);
+        rank_spread(row, totals, ranks_seen, SPI_SV_RANK_MEAN);
+        rank_spread(row, xtotals, ranks_seen, SPI_SV_XRANK_MEAN);
+        a = e;
+    }
+    for (size_t i = 0; i < b->node_count && status == SP_OK; i++)
+        if (b->rows[i].parent >= 0) b->rows[b->rows[i].parent].has_children = true;
+    spi_free(totals);
+    spi_free(xtotals);
+    spi_free(recs);
+    spi_free(eff);
+    return status;
+}
+
+/* The flat rows (summary_flat.c) after the tree rows: of every visible
+ * region, or with only_missing of those without a tree row. */
+static int add_flat_rows(builder *b, bool only_missing, int *nesting) {
+    bool *in_tree = spi_calloc(b->profile->name_count + 1, sizeof *in_tree);
+    if (!in_tree) return oom(b);
+    for (size_t i = 0; only_missing && i < b->node_count; i++) in_tree[b->nodes[i].region] = true;
+    spi_summary_row *flat = NULL;
+    size_t flat_count = 0;
+    int status = spi_summary_flat_rows(&flat, &flat_count, b->profile, b->opt->ranks,
+                                       b->opt->rank_count, b->visible, in_tree, nesting, b->err);
+    for (size_t i = 0; i < flat_count && status == SP_OK; i++) {
+        spi_summary_row *row = row_append(b);
+        if (!row) status = oom(b);
+        else *row = flat[i];
+    }
+    spi_free(flat);
+    spi_free(in_tree);
+    return status;
+}
+
+/* ---- entry point ------------------------------------------------------------ */
+
+int spi_summary_rows_build(const spi_profile *profile, const spi_summary_options *options,
+                           const bool *visible, spi_summary_row **rows, size_t *row_count,
+                           size_t *job_ranks_out, int *nesting_out, spi_error *err) {
+    const spi_summary_options *o = options;
+    int status = SP_OK, nesting = SP_OK;
+    builder b = {.profile = profile, .opt = o, .visible = visible, .err = err};
+    uint32_t *ranks = NULL;
+    rank_rows *by_rank = NULL;
+    size_t nr = 0, job_ranks = 0;
+    *rows = NULL;
+    *row_count = 0;
+    *job_ranks_out = 0;
+    *nesting_out = SP_OK;
+
+    /* The selected ranks that have rows, ascending, and the rows grouped
+     * by rank (sorted once: no pass over every row per rank). */
+    by_rank = spi_calloc(profile->row_count + 1, sizeof *by_rank);
+    ranks = spi_calloc(profile->row_count + 1, sizeof *ranks);
+    if (!by_rank || !ranks) {
+        status = oom(&b);
+        goto done;
+    }
+    size_t selected_rows = 0;
+    for (size_t i = 0; i < profile->row_count; i++)
+        if (spi_rank_selected(o->ranks, o->rank_count, profile->rows[i].rank))
+            by_rank[selected_rows++] = (rank_rows){profile->rows[i].rank, i};
+    if (selected_rows) qsort(by_rank, selected_rows, sizeof *by_rank, cmp_rank_rows);
+    for (size_t i = 0; i < selected_rows; i++)
+        if (i == 0 || by_rank[i].rank != by_rank[i - 1].rank) ranks[nr++] = by_rank[i].rank;
+    /* The job's ranks (a rank that recorded nothing still counts: the
+     * table speaks of the job), or the distinct ranks asked for. */
+    job_ranks = nr > profile->rank_count ? nr : profile->rank_count;
+    if (o->ranks) {
+        uint32_t *asked = spi_calloc(o->rank_count + 1, sizeof *asked);
+        if (!asked) {
+            status = oom(&b);
+            goto done;
+        }
+        if (o->rank_count) memcpy(asked, o->ranks, o->rank_count * sizeof *asked);
+        if (o->rank_count) qsort(asked, o->rank_count, sizeof *asked, cmp_u32);
+        job_ranks = 0;
+        for (size_t i = 0; i < o->rank_count; i++) job_ranks += i == 0 || asked[i] != asked[i - 1];
+        spi_free(asked);
+    }
+
+    /* The call tree, unless flat was asked for or the data cannot give one:
+     * from the calls, or from call paths: an aggregate file's, or the ones
+     * sp_finalize folds a trace into (lifecycle/finalize_summary.c). */
+    bool paths = !o->flat && profile->path_count > 0;
+    bool tree = !o->flat && (paths || spi_rank_tree_possible(profile));
+    if (tree) {
+        if (paths) status = add_paths(&b, ranks, nr);
+        size_t *rank_row_list = paths ? NULL : spi_calloc(selected_rows + 1, sizeof *rank_row_list);
+        if (!paths && !rank_row_list) status = oom(&b);
+        for (size_t a = 0; !paths && a < selected_rows && status == SP_OK;) {
+            size_t e = a;
+            for (; e < selected_rows && by_rank[e].rank == by_rank[a].rank; e++)
+                rank_row_list[e - a] = by_rank[e].row;
+            status = add_rank(&b, by_rank[a].rank, rank_row_list, e - a);
+            a = e;
+        }
+        spi_free(rank_row_list);
+        if (status == SP_ERR_NESTING) {
+            /* Whole table falls back to flat rows (FORMAT.md 7.5). */
+            nesting = status;
+            status = SP_OK;
+            tree = false;
+            b.node_count = 0;
+            b.rec_count = 0;
+        }
+        if (status != SP_OK) goto done;
+    }
+    if (tree && !paths) {
+        b.row_cap = b.node_count + profile->name_count + 1;
+        b.rows = spi_calloc(b.row_cap, sizeof *b.rows);
+        if (!b.rows) {
+            status = oom(&b);
+            goto done;
+        }
+        status = pool_nodes(&b);
+    }
+    if (status == SP_OK) status = add_flat_rows(&b, tree, &nesting);
+
+done:
+    spi_free(b.nodes);
+    spi_free(b.hash);
+    spi_free(b.recs);
+    spi_free(ranks);
+    spi_free(by_rank);
+    if (status != SP_OK) {
+        spi_free(b.rows);
+        return status;
+    }
+    *rows = b.rows;
+    *row_count = b.row_count;
+    *job_ranks_out = job_ranks;
+    *nesting_out = nesting;
+    return SP_OK;
+}
