@@ -7,7 +7,9 @@
 # SCOPE_PROFILER_MPI_WRITER=funnel; in a serial-HDF5 build both lines are
 # the funnel. The goals (issue 15): with the collective writer, rank 0's
 # peak RSS does not grow with np, and at np 8 finalize is no slower than
-# the funnel. docs/SCALING.md turns these figures into a model.
+# the funnel. Default settings: the report and the summary are printed on
+# rank 0 (only the figures' line is kept); SP_BENCH_QUIET=1 measures the
+# run without them. docs/SCALING.md turns these figures into a model.
 set -euo pipefail
 build="${1:?usage: bench/mpi/run.sh BUILD_DIR [CALLS_PER_RANK] [REPEATS]}"
 calls="${2:-1000000}"
@@ -24,9 +26,9 @@ for np in 1 2 4 8; do
     for _ in $(seq "${repeats}"); do
       rm -f "${work}/job.h5"
       if [ "${writer}" = funnel ]; then
-        SCOPE_PROFILER_MPI_WRITER=funnel mpirun --oversubscribe -np "${np}" "${exe}" "${calls}" "${work}/job.h5"
+        SCOPE_PROFILER_MPI_WRITER=funnel mpirun --oversubscribe -np "${np}" "${exe}" "${calls}" "${work}/job.h5" | grep -a " writer "
       else
-        env -u SCOPE_PROFILER_MPI_WRITER mpirun --oversubscribe -np "${np}" "${exe}" "${calls}" "${work}/job.h5"
+        env -u SCOPE_PROFILER_MPI_WRITER mpirun --oversubscribe -np "${np}" "${exe}" "${calls}" "${work}/job.h5" | grep -a " writer "
       fi
     done
   done

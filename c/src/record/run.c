@@ -145,12 +145,27 @@ void spi_run_report_open_calls(const spi_session *session, spi_run_report *repor
     }
 }
 
+/* Whether the in-memory rows (40 bytes a call, more than the 24-byte
+ * events they are made from, which stay mapped until the rows are done)
+ * would break a bounded trace's promise: peak memory within the buffer
+ * limit plus ROW_SLACK_BYTES. Past that, run_stream.c serves the same rows
+ * from the spill file in bounded memory. */
+#define ROW_SLACK_BYTES ((uint64_t)32 << 20)
+static bool rows_too_large(const spi_session *session) {
+    uint64_t events = 0;
+    for (const spi_thread *t = session->threads; t; t = t->next)
+        for (const spi_chunk *c = t->head; c; c = c->next) events += c->used;
+    return events * sizeof(call_record) > ROW_SLACK_BYTES;
+}
+
 int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
                     spi_run_report *report) {
     *report = (spi_run_report){0};
     spi_run_report_open_calls(session, report);
-    /* a bounded trace that wrote to its spill file: rows streamed */
-    if (!session->aggregate && spi_session_spilled(session)) {
+    /* a bounded trace that wrote to its spill file, or whose rows would not
+     * fit beside its events in the bound's slack: rows streamed */
+    if (!session->aggregate &&
+        (spi_session_spilled(session) || (session->spill && rows_too_large(session)))) {
         int status = spi_run_collect_stream(session, rank, profile, report);
         if (status != SP_OK) spi_profile_free(profile);
         return status;
