@@ -42,7 +42,7 @@ static void release_previous(spi_event_cursor *c) {
         t->head = c->previous->next;
         if (!t->head) t->tail = NULL;
     }
-    spi_unmap(c->previous, c->previous->bytes);
+    spi_chunk_unmap(c->previous); /* an arena copy stays: the session frees it */
     c->previous = NULL;
 }
 

@@ -33,7 +33,9 @@ typedef struct spi_event_cursor {
 
 /* Start at the thread's first event. `release`: the thread's memory chunks
  * are given back as soon as the next batch is asked for (the thread then
- * has no events left in memory: only for the last pass over it). */
+ * has no events left in memory: only for the last pass over it; a chunk in
+ * the session's compact arena, an exited thread's, is unlinked and goes
+ * with the session). */
 void spi_event_cursor_open(spi_event_cursor *cursor, spi_session *session, spi_thread *thread,
                            bool release);
 

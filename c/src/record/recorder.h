@@ -30,6 +30,7 @@
 #include "record/registry.h"
 #include "record/spill.h"
 #include "record/tick_map.h"
+#include "util/alloc.h"
 
 /* One completed call: exactly 24 bytes, the memory a trace pays per call
  * (fresh memory costs the hot path in proportion to its size: clock.h and
@@ -92,10 +93,19 @@ static inline bool spi_event_in_parallel(const struct spi_event *e) {
 typedef struct spi_chunk {
     struct spi_chunk *next;
     size_t used;
-    size_t bytes;          /* what was mapped, for spi_unmap */
+    /* what was mapped, for spi_unmap; 0: the chunk is not a mapping of its
+     * own but a packed copy in the session's compact arena (an exited
+     * thread's last events, recorder_retire.h), freed with the session */
+    size_t bytes;
     size_t capacity;       /* events */
     spi_event events[];
 } spi_chunk;
+
+/* Gives a chunk's memory back unless it lives in the session's compact
+ * arena (bytes 0), which the session frees as a whole. */
+static inline void spi_chunk_unmap(spi_chunk *chunk) {
+    if (chunk->bytes) spi_unmap(chunk, chunk->bytes);
+}
 
 /* An open call. It holds what its event will store besides the times,
  * all known at begin (the key), so end copies one word instead of looking
@@ -142,12 +152,42 @@ typedef struct spi_spilled_chunk {
     uint64_t count;        /* events */
 } spi_spilled_chunk;
 
+/* Aggregate mode: the call paths of the session's exited threads, folded
+ * into one table as each exits (recorder_retire.h). A node is keyed like a
+ * thread's, by (parent node in this table, region), and every exited
+ * thread's path with that key adds into it, so the table grows with the
+ * number of distinct paths, never with the number of threads. Parents
+ * precede their children. Under spi_session_lock while recording. */
+typedef struct spi_path_fold {
+    spi_path_node *nodes;
+    /* per node: the index of the one thread whose calls it holds, -1 when
+     * several threads' calls were added, -2 while it holds none */
+    int32_t *threads;
+    size_t count;
+    size_t capacity;
+    uint64_t *keys;          /* (parent, region) -> node, open addressing */
+    int32_t *slots;          /* -1 = empty slot */
+    size_t slot_capacity;    /* power of two */
+    /* the times are still TSC ticks: run_aggregate.c converts them with
+     * the session's map (as recorder_ticks.c does a thread's paths) */
+    bool ticks;
+} spi_path_fold;
+
+/* A block of the session's compact arena (recorder_retire.h). */
+struct spi_arena_block;
+
 /* The part of a thread's state that every begin and end touches lives in
  * a thread-local block of recorder.c, one %fs-relative load away (no
  * pointer to chase first: see there). `hot` points to it while the thread
  * records; the fields below marked "published" are valid once it is NULL:
  * recorder.c copies them back when the thread exits and when the session
- * stops, which are the only times anything else reads them. */
+ * stops, which are the only times anything else reads them.
+ *
+ * An exited thread keeps a small record (recorder_retire.h): this struct,
+ * its full chunks, its last events packed into the session's arena (or
+ * written to the spill file), its anchors at their exact size, its open
+ * frames if it exited inside calls; its stack, name caches and (folded)
+ * path table are freed. */
 struct spi_hot;
 
 typedef struct spi_thread {
@@ -167,14 +207,16 @@ typedef struct spi_thread {
     void *hook_state;
 
     /* by-name fast path: the last handle seen for a name pointer, per slot
-     * of a small direct-mapped table; the name's bytes are still compared,
-     * so a reused buffer with new contents can never hit a stale handle */
+     * of a small direct-mapped table of SPI_RECENT_NAMES slots; the name's
+     * bytes are still compared, so a reused buffer with new contents can
+     * never hit a stale handle. Allocated apart (2 KiB) so that an exited
+     * thread, which frees it, keeps only a small spi_thread. */
     struct spi_recent_name {
         const char *pointer;
         const char *text;    /* the registry's copy of the name */
         size_t len;
         int32_t handle;
-    } recent[SPI_RECENT_NAMES];
+    } *recent;
 
     /* per-thread name cache: hash slots of (hash, handle), lock-free */
     uint64_t *cache_hashes;
@@ -183,7 +225,9 @@ typedef struct spi_thread {
     size_t cache_used;
 
     /* aggregate mode: the call paths, and (parent, region) -> node in an
-     * open-addressing table keyed by both (no string is hashed) */
+     * open-addressing table keyed by both (no string is hashed). An exited
+     * thread's paths are folded into the session's table (spi_path_fold)
+     * and these are freed (node_count 0). */
     spi_path_node *nodes;
     size_t node_count;
     size_t node_capacity;
@@ -208,6 +252,9 @@ typedef struct spi_thread {
     int64_t cpu_ns;
     bool alive;
     bool is_main;
+    /* aggregate mode: it exited and paths of its with calls were folded
+     * into the session's table (it recorded, though it has no nodes) */
+    bool folded;
     pthread_t pthread;
     char name[64];
     struct spi_thread *next;      /* session's list, in attach order */
@@ -236,6 +283,11 @@ typedef struct spi_session {
      * the map their events still need (they are converted when read). */
     spi_tick_map spilled_map;
     bool spilled_map_live;
+    /* Exited threads' last events, packed into blocks counted in the
+     * buffer bytes (recorder_retire.h); their chunks point in here. */
+    struct spi_arena_block *arena;
+    /* aggregate mode: exited threads' paths (NULL until one folds) */
+    spi_path_fold *fold;
 } spi_session;
 
 /* Per-thread extensions of the recording (the counters module is one).
@@ -298,7 +350,8 @@ void spi_event_convert_times(spi_event *events, size_t count, spi_tick_map *map)
 /* pthread_atfork handlers, registered by the lifecycle: the session and
  * registry locks are held across fork() by the forking thread; in the
  * child the session ends (nothing of the parent is recorded or written)
- * and its memory is released. */
+ * in constant time: its memory, copy-on-write, is left to the child
+ * unreleased (recorder_session.c says why). */
 void spi_recorder_fork_prepare(void);
 void spi_recorder_fork_parent(void);
 void spi_recorder_fork_child(void);

@@ -15,6 +15,7 @@
 
 #include "util/alloc.h"
 #include "util/diag.h"
+#include "record/recorder_retire.h"
 #include "record/recorder_state.h"
 #include "record/recorder_threads.h"
 
@@ -42,35 +43,19 @@ static void start_chunk(spi_thread *t, spi_chunk *chunk) {
 }
 
 /* Flush mode, the limit reached: write the thread's full chunks to the
- * spill file in order, one write each, keep the last one's memory for the
- * next events and give the others' back. No lock: the file offset is
- * reserved atomically (spill.h). A failed write (disk full, I/O error)
- * turns flushing off for the whole session, with one message: the chunks
- * not written stay in memory and recorded, later calls past the limit are
- * dropped and counted. */
+ * spill file in order, one write each (spi_chunk_spill), keep the last
+ * one's memory for the next events and give the others' back. No lock:
+ * the file offset is reserved atomically (spill.h). A failed write (disk
+ * full, I/O error) turns flushing off for the whole session, with one
+ * message: the chunks not written stay in memory and recorded, later
+ * calls past the limit are dropped and counted. */
 static int spill_chunks(spi_thread *t) {
-    spi_spill *spill = spi_live_session.spill;
     t->tail->used = (size_t)(spi_tls.cursor - t->tail->events);
     while (t->head) {
         spi_chunk *c = t->head;
         if (c->used) {
-            if (t->spilled_count == t->spilled_capacity) {
-                size_t capacity = t->spilled_capacity ? t->spilled_capacity * 2 : 64;
-                spi_spilled_chunk *grown = spi_reallocarray(t->spilled, capacity, sizeof *grown);
-                if (!grown) return SP_ERR_OUT_OF_MEMORY;
-                t->spilled = grown;
-                t->spilled_capacity = capacity;
-            }
-            uint64_t offset;
-            int error = spi_spill_append(spill, c->events, c->used * sizeof(spi_event), &offset);
-            if (error) {
-                if (!atomic_exchange(&spill->failed, true))
-                    spi_diag("cannot write the spill file beside %s (%s): from now on calls "
-                             "past the %zu-byte buffer limit are dropped and counted",
-                             spi_live_session.spill_label, strerror(error), spi_live_session.buffer_limit_bytes);
-                return SP_ERR_BUFFER_LIMIT;
-            }
-            t->spilled[t->spilled_count++] = (spi_spilled_chunk){offset, c->used};
+            int status = spi_chunk_spill(t, c);
+            if (status != SP_OK) return status;
         }
         if (c == t->tail) break;
         t->head = c->next;
@@ -147,15 +132,6 @@ int spi_chunk_add(spi_thread *t) {
 
 /* ---- aggregate mode: call paths ----------------------------------------- */
 
-static inline uint64_t path_key(int32_t parent, int region) {
-    return ((uint64_t)(uint32_t)(parent + 1) << 32) | (uint32_t)region;
-}
-
-/* Fibonacci hashing of the two small integers: one multiply, good spread. */
-static inline size_t path_slot(uint64_t key, size_t capacity) {
-    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (capacity - 1);
-}
-
 static int grow_path_table(spi_thread *t) {
     size_t capacity = t->path_capacity * 2;
     uint64_t *keys = spi_calloc(capacity, sizeof *keys);
@@ -168,7 +144,7 @@ static int grow_path_table(spi_thread *t) {
     memset(nodes, 0xff, capacity * sizeof *nodes);
     for (size_t i = 0; i < t->path_capacity; i++) {
         if (t->path_nodes[i] < 0) continue;
-        size_t j = path_slot(t->path_keys[i], capacity);
+        size_t j = spi_path_slot(t->path_keys[i], capacity);
         while (nodes[j] >= 0) j = (j + 1) & (capacity - 1);
         keys[j] = t->path_keys[i];
         nodes[j] = t->path_nodes[i];
@@ -196,7 +172,7 @@ static int32_t add_path(spi_thread *t, int32_t parent, int region, uint64_t key)
     t->nodes[node] = (spi_path_node){.parent = parent, .region = (uint32_t)region,
                                      .min_ns = INT64_MAX, .max_ns = INT64_MIN,
                                      .start_min_ns = INT64_MAX, .end_max_ns = INT64_MIN};
-    size_t i = path_slot(key, t->path_capacity);
+    size_t i = spi_path_slot(key, t->path_capacity);
     while (t->path_nodes[i] >= 0) i = (i + 1) & (t->path_capacity - 1);
     t->path_keys[i] = key;
     t->path_nodes[i] = node;
@@ -211,9 +187,9 @@ int32_t spi_path_of(spi_thread *t, int32_t parent, int region) {
         t->nodes[parent].recursions++;
         return parent;
     }
-    uint64_t key = path_key(parent, region);
+    uint64_t key = spi_path_key(parent, region);
     size_t mask = t->path_capacity - 1;
-    for (size_t i = path_slot(key, t->path_capacity); t->path_nodes[i] >= 0; i = (i + 1) & mask)
+    for (size_t i = spi_path_slot(key, t->path_capacity); t->path_nodes[i] >= 0; i = (i + 1) & mask)
         if (t->path_keys[i] == key) return t->path_nodes[i];
     return add_path(t, parent, region, key);
 }

@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "record/clock.h"
+#include "record/recorder_retire.h"
 #include "record/recorder_state.h"
 #include "record/recorder_threads.h"
 
@@ -96,6 +97,8 @@ void spi_recorder_release(spi_session *stopped) {
         spi_thread_free(t);
         t = next;
     }
+    spi_arena_free(stopped->arena); /* after the threads: their chunks point in */
+    spi_path_fold_free(stopped->fold);
     spi_anchor_list_free(&stopped->anchors);
     if (stopped->spilled_map_live) spi_tick_map_free(&stopped->spilled_map);
     spi_spill_close(stopped->spill);
@@ -114,6 +117,14 @@ uint64_t spi_recorder_bad_ends(void) { return atomic_load(&spi_unmatched_reports
 
 /* ---- fork ------------------------------------------------------------------- */
 
+/* The prepare handler takes the session lock, then the registry's (no
+ * path waits for the session lock while it holds the registry's), so the
+ * child never inherits either held by a thread that does not exist there:
+ * not by finalize stopping the session, not by a thread attaching or
+ * exiting (spi_thread_retire runs under the session lock), not by a
+ * registration.
+ * A fork during the rest of finalize (after the stop) finds a session
+ * that is no longer live: the child gets nothing of it either. */
 void spi_recorder_fork_prepare(void) {
     pthread_mutex_lock(&spi_session_lock);
     spi_registry_fork_prepare();
@@ -124,17 +135,25 @@ void spi_recorder_fork_parent(void) {
     pthread_mutex_unlock(&spi_session_lock);
 }
 
+/* The child records nothing of the parent's session: its generation ends,
+ * so every thread-local state is stale, and the session is forgotten in
+ * constant time, without walking it. Its threads, chunks, arena and
+ * folded paths are the parent's memory, shared copy-on-write: the child
+ * leaks them on purpose (releasing them would touch, and so copy, every
+ * page of a state that can hold one record per thread the parent ever
+ * ran: seconds in a child of a process of many threads). Left alone, they
+ * cost the child nothing; the stale pointers of its own hot block even
+ * stay valid. Only the spill file is closed, so that the child does not
+ * keep the parent's unlinked file (its disk space) alive. A session
+ * stopped by a finalize running in the parent at the fork is not live:
+ * the child leaks it likewise, descriptor included (closed on exec). */
 void spi_recorder_fork_child(void) {
     spi_registry_fork_child();
-    /* The child records nothing of the parent's session: its generation
-     * ends, so every thread-local state is stale, and the copies of the
-     * parent's threads and buffers are released (the child has one thread,
-     * so nothing else can be using them). */
     atomic_store_explicit(&spi_session_generation, 0, memory_order_relaxed);
-    spi_hot_set_path(&spi_tls, SPI_PATH_GENERAL); /* its state is released below */
-    spi_session orphan = spi_live_session;
+    spi_hot_set_path(&spi_tls, SPI_PATH_GENERAL);
+    spi_spill *spill = spi_live_session.spill;
     spi_live_session = (spi_session){0};
     atomic_store(&spi_buffer_bytes, 0);
     pthread_mutex_unlock(&spi_session_lock);
-    spi_recorder_release(&orphan);
+    spi_spill_close(spill);
 }

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "record/recorder.h"
@@ -86,6 +87,18 @@ static inline int spi_hot_path(void) {
 
 static inline void spi_hot_set_path(spi_hot *h, int path) {
     atomic_store_explicit(&h->path, path, memory_order_relaxed);
+}
+
+/* Aggregate mode's path tables (a thread's, recorder_buffers.c, and the
+ * session's folded one, recorder_retire.c): the key of path (parent node,
+ * region), parent -1 for a root, and its first slot in a table of
+ * `capacity` (a power of two) slots: Fibonacci hashing of the two small
+ * integers, one multiply, good spread. */
+static inline uint64_t spi_path_key(int32_t parent, int region) {
+    return ((uint64_t)(uint32_t)(parent + 1) << 32) | (uint32_t)region;
+}
+static inline size_t spi_path_slot(uint64_t key, size_t capacity) {
+    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (capacity - 1);
 }
 
 /* The live session, under spi_session_lock unless said otherwise. */

@@ -1,7 +1,8 @@
 /*
  * recorder_threads.c - a recording thread's life: attach on its first call
  * in a session (state allocated off the hot path, under the session lock),
- * exit (its state published for finalize), and release.
+ * exit (its state published for finalize and made small:
+ * recorder_retire.h), and release.
  *
  * Without the exit hook (a pthread key's destructor), a thread's hot block
  * could vanish before finalize reads it; the key is created once per
@@ -19,6 +20,7 @@
 #include "util/error.h"
 #include "record/clock.h"
 #include "record/omp_runtime.h"
+#include "record/recorder_retire.h"
 #include "record/recorder_state.h"
 
 #define INITIAL_STACK_FRAMES 64
@@ -46,7 +48,10 @@ void spi_thread_publish(spi_thread *t) {
 /* Runs when a recording thread exits: its end time and exact CPU time are
  * only available now, and its thread-local block is about to go away, so
  * its state is published and the thread records nothing more (a later
- * destructor's calls on it are ignored). */
+ * destructor's calls on it are ignored: its hot block names no thread).
+ * Then what finalize does not need is given back (spi_thread_retire), so
+ * that a process of many short-lived threads keeps a small record per
+ * exited thread, not a live thread's buffers. */
 static void thread_exited(void *unused) {
     (void)unused;
     pthread_mutex_lock(&spi_session_lock);
@@ -59,6 +64,9 @@ static void thread_exited(void *unused) {
         spi_thread_publish(t);
         spi_hot_set_path(&spi_tls, SPI_PATH_GENERAL);
         spi_tls.thread = NULL;
+        /* the block's stack and chunk pointers go stale below; nothing
+         * reads them without a thread */
+        spi_thread_retire(t);
     }
     pthread_mutex_unlock(&spi_session_lock);
 }
@@ -86,10 +94,11 @@ int64_t spi_thread_take_anchor(spi_thread *t) {
 void spi_thread_free(spi_thread *t) {
     for (spi_chunk *c = t->head; c;) {
         spi_chunk *next = c->next;
-        spi_unmap(c, c->bytes);
+        spi_chunk_unmap(c); /* the arena's copies go with the session */
         c = next;
     }
     spi_free(t->stack);
+    spi_free(t->recent);
     spi_free(t->cache_hashes);
     spi_free(t->cache_handles);
     spi_free(t->spilled);
@@ -105,9 +114,10 @@ static spi_thread *new_thread(void) {
     spi_thread *t = spi_calloc(1, sizeof *t);
     if (!t) return NULL;
     t->stack = spi_calloc(INITIAL_STACK_FRAMES, sizeof *t->stack);
+    t->recent = spi_calloc(SPI_RECENT_NAMES, sizeof *t->recent);
     t->cache_hashes = spi_calloc(INITIAL_CACHE_SLOTS, sizeof *t->cache_hashes);
     t->cache_handles = spi_malloc(INITIAL_CACHE_SLOTS * sizeof *t->cache_handles);
-    if (!t->stack || !t->cache_hashes || !t->cache_handles) {
+    if (!t->stack || !t->recent || !t->cache_hashes || !t->cache_handles) {
         spi_thread_free(t);
         return NULL;
     }

@@ -17,7 +17,8 @@
  * spi_session_lock. */
 void spi_thread_publish(spi_thread *t);
 
-/* Releases a thread's state: chunks, stack, caches, path table, anchors,
+/* Releases a thread's state: chunks (not the copies in its session's
+ * arena, which go with the session), stack, caches, path table, anchors,
  * hook state. Not on a thread that may still record with it. */
 void spi_thread_free(spi_thread *t);
 
