@@ -13,6 +13,7 @@
  * report and summary included), peak RSS of the whole process in MiB.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
