@@ -5,11 +5,13 @@
  *
  * Regions whose name starts with "mpi:" are decoded the way the Python
  * package's parse_mpi_region does: the first token is mpi:<op>, the others
- * key=value pairs; only op, kind and bytes are used here (peer, tag, comm,
- * root and lang are summed over). One row per (op, kind):
- *   calls, bytes (sum of calls x bytes over the names with a known size,
- *   bytes >= 0; names without bytes, the waits, move none; calls with
- *   bytes=-1 are counted apart), total time over the selected ranks, and the per-rank
+ * key=value pairs; only op, kind, bytes and (sendrecv) recv_bytes are used
+ * here (peer, root, tag, comm and lang are summed over). Names that lack
+ * keys the package requires (older files, other writers) are still shown:
+ * a missing bytes= moves nothing. One row per (op, kind):
+ *   calls; bytes sent, bytes received and collective bytes (below); calls
+ *   whose size is unknown (bytes=-1) counted apart; total time over the
+ *   selected ranks, and the per-rank
  *   totals' min / avg / max over the ranks that have any row in the file,
  *   with the imbalance of docs/FORMAT.md 7.3 (max / mean of the non-zero
  *   per-rank totals, as a percentage over 1).
@@ -18,8 +20,19 @@
  * per enclosing region (the non-MPI region whose call directly encloses
  * MPI calls, from the stored parent ids; files with per-call ids only):
  * the MPI time inside it and its share of the region's inclusive time.
- * The enclosing lookup sorts (rank, call id) -> region once: 24 bytes
- * per call, the size class of the file's own per-call arrays.
+ * The enclosing lookup walks each rank's calls in start order through
+ * cursors and keeps only the calls still open (see enc_rank), so its
+ * memory does not grow with the calls.
+ *
+ * Bytes: a point-to-point message appears twice in a file, in its
+ * sender's name (send, isend, ...) and in its receiver's (recv, irecv:
+ * the posted size), so one sum of every name's bytes counts each message
+ * twice. Sent and received are therefore kept apart, each message once in
+ * each: a sendrecv's bytes are its send side, its recv_bytes its receive
+ * side. Waits move nothing (the package's wait names repeat the bytes of
+ * the request's call). Collectives (and other kinds) are no messages of
+ * the program's: their bytes (this rank's payload, per the name) go in a
+ * third column, never into sent or received.
  */
 #include "inspect_mpi.h"
 
@@ -34,7 +47,7 @@ typedef struct mpi_op_row {
     char kind[32];
     uint64_t calls;
     uint64_t unknown_bytes_calls;  /* calls of names with bytes=-1 */
-    int64_t bytes;
+    int64_t sent, received, collective; /* bytes, see the top of the file */
     int64_t total_ns;
     int64_t *rank_ns;              /* per rank of the file */
 } mpi_op_row;
@@ -50,12 +63,6 @@ typedef struct mpi_table {
     int64_t *region_ns;            /* per region: inclusive total */
 } mpi_table;
 
-typedef struct call_ref {
-    uint32_t rank;
-    int64_t id;
-    size_t region;
-} call_ref;
-
 /* Copy the value of token `key=` of `name` into buf; false if absent. */
 static bool token_value(const char *name, const char *key, char *buf, size_t size) {
     size_t klen = strlen(key);
@@ -70,6 +77,54 @@ static bool token_value(const char *name, const char *key, char *buf, size_t siz
         }
     }
     return false;
+}
+
+/* Where a name's bytes count (see the top of the file). */
+typedef enum { BYTES_NONE, BYTES_SENT, BYTES_RECEIVED, BYTES_SENDRECV, BYTES_COLLECTIVE } bytes_role;
+
+static bytes_role role_of(const char *op, const char *kind) {
+    if (!strcmp(kind, "wait")) return BYTES_NONE;
+    if (strcmp(kind, "point-to-point") != 0) return BYTES_COLLECTIVE;
+    if (!strcmp(op, "sendrecv")) return BYTES_SENDRECV;
+    /* recv, irecv, mrecv, imrecv...: the receiving side. */
+    if (strstr(op, "recv") && strncmp(op, "sendrecv", 8) != 0) return BYTES_RECEIVED;
+    return BYTES_SENT;
+}
+
+/* The integer of token `key=`: `absent` without the token, -1 when its
+ * value is not an integer (unknown). */
+static long long token_bytes(const char *name, const char *key, long long absent) {
+    char text[32];
+    if (!token_value(name, key, text, sizeof text)) return absent;
+    char *end = NULL;
+    long long b = strtoll(text, &end, 10);
+    return end == text || *end ? -1 : b;
+}
+
+/* Add `calls` calls of name (op, kind) to r's byte columns. */
+static void add_bytes(mpi_op_row *r, const char *name, const char *op, const char *kind,
+                      uint64_t calls) {
+    bytes_role role = role_of(op, kind);
+    if (role == BYTES_NONE) return;
+    long long b = token_bytes(name, "bytes", 0);
+    /* A sendrecv without recv_bytes (older files: bytes were both sides)
+     * cannot be split: both sides unknown. */
+    long long rb = role == BYTES_SENDRECV ? token_bytes(name, "recv_bytes", -1) : 0;
+    if (role == BYTES_SENDRECV && rb < 0) b = -1;
+    if (b < 0 || rb < 0) {
+        r->unknown_bytes_calls += calls;
+        return;
+    }
+    int64_t total = b * (int64_t)calls;
+    switch (role) {
+    case BYTES_SENT: r->sent += total; break;
+    case BYTES_RECEIVED: r->received += total; break;
+    case BYTES_SENDRECV:
+        r->sent += total;
+        r->received += rb * (int64_t)calls;
+        break;
+    default: r->collective += total; break;
+    }
 }
 
 static mpi_op_row *row_for(mpi_table *t, const char *op, const char *kind) {
@@ -109,35 +164,243 @@ static int cmp_total(const void *a, const void *b) {
 
 static bool is_mpi_name(const char *name) { return name && strncmp(name, "mpi:", 4) == 0; }
 
-static int cmp_ref(const void *a, const void *b) {
-    const call_ref *x = a, *y = b;
-    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-    return (x->id > y->id) - (x->id < y->id);
+/* ---- enclosing regions: a rank's calls in start order, open calls only ---
+ *
+ * Reading every call id of the file into one sorted table costs 24 bytes
+ * per call. Instead each rank's rows are merged by start time through
+ * sp_calls cursors (in memory or read from the file in slices), non-MPI
+ * calls first among equal starts, and only the non-MPI calls still open
+ * are kept (id -> end, region; dropped once a later start passes their
+ * end): an MPI call's parent is open when it starts, since it encloses
+ * it. A parent id that names no open call (damaged ids) adds nothing. */
+
+typedef struct enc_call {
+    int64_t start, end, id, parent;
+} enc_call;
+
+typedef struct enc_stream {
+    size_t region;
+    bool mpi;
+    sp_calls *cursor;
+    sp_call_slice slice;
+    size_t pos;
+    enc_call *all;            /* a row out of start order, read whole, sorted */
+    size_t all_count, at;
+} enc_stream;
+
+typedef struct enc_open {
+    int64_t id, end;
+    size_t region;
+} enc_open;
+
+typedef struct enc_state {
+    enc_stream *streams;
+    size_t *heap, heap_len;   /* streams by (start, mpi) of their next call */
+    enc_open *open;           /* open addressing by id; end INT64_MIN = empty */
+    size_t open_cap, open_count;
+    enc_open *ends;           /* min-heap by end of the same calls */
+    size_t ends_len;
+} enc_state;
+
+static int cmp_enc(const void *a, const void *b) {
+    const enc_call *x = a, *y = b;
+    return (x->start > y->start) - (x->start < y->start);
 }
 
-/* enclosed_ns and region_ns (see mpi_table); a file without call or
- * parent ids leaves enclosed_ns all 0. */
+static bool enc_head(const enc_stream *s, enc_call *c) {
+    if (s->all) {
+        if (s->at == s->all_count) return false;
+        *c = s->all[s->at];
+        return true;
+    }
+    if (s->pos == s->slice.count) return false;
+    size_t k = s->pos;
+    *c = (enc_call){s->slice.starts[k], s->slice.ends[k],
+                    s->slice.call_ids ? s->slice.call_ids[k] : -1,
+                    s->slice.parent_ids ? s->slice.parent_ids[k] : -1};
+    return true;
+}
+
+/* Step past the head; false at the end (or on a read error: the section
+ * then shows what was read). */
+static bool enc_advance(enc_stream *s) {
+    if (s->all) return ++s->at < s->all_count;
+    if (++s->pos < s->slice.count) return true;
+    s->pos = 0;
+    return sp_calls_next(s->cursor, &s->slice, NULL, 0) == SP_OK && s->slice.count;
+}
+
+static bool enc_less(const enc_state *e, size_t a, size_t b) {
+    enc_call x = {0}, y = {0};
+    enc_head(&e->streams[a], &x);
+    enc_head(&e->streams[b], &y);
+    if (x.start != y.start) return x.start < y.start;
+    return !e->streams[a].mpi && e->streams[b].mpi;
+}
+
+static void enc_sift(enc_state *e, size_t i) {
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < e->heap_len && enc_less(e, e->heap[l], e->heap[m])) m = l;
+        if (r < e->heap_len && enc_less(e, e->heap[r], e->heap[m])) m = r;
+        if (m == i) return;
+        size_t t = e->heap[i];
+        e->heap[i] = e->heap[m];
+        e->heap[m] = t;
+        i = m;
+    }
+}
+
+static size_t enc_slot(const enc_state *e, int64_t id) {
+    uint64_t h = (uint64_t)id * UINT64_C(0x9E3779B97F4A7C15);
+    size_t i = (size_t)(h ^ (h >> 29)) & (e->open_cap - 1);
+    while (e->open[i].end != INT64_MIN && e->open[i].id != id) i = (i + 1) & (e->open_cap - 1);
+    return i;
+}
+
+/* Remove id's entry; later entries of its cluster move back (linear
+ * probing's deletion, so no lookup stops at the hole). */
+static void enc_remove(enc_state *e, int64_t id) {
+    size_t i = enc_slot(e, id), mask = e->open_cap - 1;
+    if (e->open[i].end == INT64_MIN) return;
+    e->open[i].end = INT64_MIN;
+    e->open_count--;
+    for (size_t j = (i + 1) & mask; e->open[j].end != INT64_MIN; j = (j + 1) & mask) {
+        enc_open moved = e->open[j];
+        e->open[j].end = INT64_MIN;
+        e->open[enc_slot(e, moved.id)] = moved;
+    }
+}
+
+static bool enc_insert(enc_state *e, enc_open call) {
+    if (2 * (e->open_count + 1) > e->open_cap) {
+        size_t cap = e->open_cap ? 2 * e->open_cap : 64;
+        enc_open *old = e->open, *ends = realloc(e->ends, cap * sizeof *ends);
+        if (!ends) return false;
+        e->ends = ends;
+        if (!(e->open = malloc(cap * sizeof *e->open))) {
+            e->open = old;
+            return false;
+        }
+        for (size_t i = 0; i < cap; i++) e->open[i].end = INT64_MIN;
+        size_t old_cap = e->open_cap;
+        e->open_cap = cap;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].end != INT64_MIN) e->open[enc_slot(e, old[i].id)] = old[i];
+        free(old);
+    }
+    size_t i = enc_slot(e, call.id);
+    if (e->open[i].end != INT64_MIN) return true; /* a repeated id: the first stays */
+    e->open[i] = call;
+    e->open_count++;
+    size_t h = e->ends_len++;
+    for (e->ends[h] = call; h && e->ends[h].end < e->ends[(h - 1) / 2].end; h = (h - 1) / 2) {
+        enc_open t = e->ends[h];
+        e->ends[h] = e->ends[(h - 1) / 2];
+        e->ends[(h - 1) / 2] = t;
+    }
+    return true;
+}
+
+/* Drop the open calls that ended before `now`. */
+static void enc_expire(enc_state *e, int64_t now) {
+    while (e->ends_len && e->ends[0].end < now) {
+        enc_remove(e, e->ends[0].id);
+        e->ends[0] = e->ends[--e->ends_len];
+        for (size_t i = 0;;) {
+            size_t l = 2 * i + 1, r = l + 1, m = i;
+            if (l < e->ends_len && e->ends[l].end < e->ends[m].end) m = l;
+            if (r < e->ends_len && e->ends[r].end < e->ends[m].end) m = r;
+            if (m == i) break;
+            enc_open t = e->ends[i];
+            e->ends[i] = e->ends[m];
+            e->ends[m] = t;
+            i = m;
+        }
+    }
+}
+
+/* Open stream s over `row`; a row out of start order is read whole. */
+static int enc_open_row(enc_stream *s, const sp_results *res, size_t row, size_t slice) {
+    s->region = sp_results_row_region(res, row);
+    s->mpi = is_mpi_name(sp_results_region_name(res, s->region));
+    if (sp_calls_open(res, row, slice, &s->cursor) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
+    if (sp_calls_next(s->cursor, &s->slice, NULL, 0) != SP_OK || !s->slice.call_ids) {
+        s->slice.count = 0; /* no ids: nothing to look up */
+        return SP_OK;
+    }
+    if (sp_results_row_in_start_order(res, row)) return SP_OK;
+    size_t n = (size_t)sp_results_row_calls(res, row);
+    if (!(s->all = malloc((n ? n : 1) * sizeof *s->all))) return SP_ERR_OUT_OF_MEMORY;
+    enc_call c;
+    while (s->all_count < n && enc_head(s, &c)) {
+        s->all[s->all_count++] = c;
+        if (!enc_advance(s)) break;
+    }
+    qsort(s->all, s->all_count, sizeof *s->all, cmp_enc);
+    return SP_OK;
+}
+
+/* One rank's rows rows[0..n): MPI time of direct children per region. */
+static int enc_rank(mpi_table *t, const sp_results *res, const size_t *rows, size_t n) {
+    enc_state e = {0};
+    int status = SP_OK;
+    e.streams = calloc(n ? n : 1, sizeof *e.streams);
+    e.heap = calloc(n ? n : 1, sizeof *e.heap);
+    if (!e.streams || !e.heap) status = SP_ERR_OUT_OF_MEMORY;
+    size_t slice = (4u << 20) / ((n ? n : 1) * 7 * sizeof(int64_t));
+    slice = slice < 64 ? 64 : slice > 65536 ? 65536 : slice;
+    for (size_t i = 0; i < n && status == SP_OK; i++) {
+        status = enc_open_row(&e.streams[i], res, rows[i], slice);
+        enc_call c;
+        if (status == SP_OK && enc_head(&e.streams[i], &c)) e.heap[e.heap_len++] = i;
+    }
+    for (size_t i = e.heap_len / 2; i-- > 0;) enc_sift(&e, i);
+    while (status == SP_OK && e.heap_len) {
+        enc_stream *s = &e.streams[e.heap[0]];
+        enc_call c = {0};
+        enc_head(s, &c);
+        enc_expire(&e, c.start);
+        if (!s->mpi) {
+            if (!enc_insert(&e, (enc_open){c.id, c.end, s->region})) status = SP_ERR_OUT_OF_MEMORY;
+        } else if (c.parent >= 0 && e.open_cap) {
+            const enc_open *p = &e.open[enc_slot(&e, c.parent)];
+            if (p->end != INT64_MIN) t->enclosed_ns[p->region] += c.end - c.start;
+        }
+        if (!enc_advance(s)) e.heap[0] = e.heap[--e.heap_len];
+        if (e.heap_len) enc_sift(&e, 0);
+    }
+    for (size_t i = 0; e.streams && i < n; i++) {
+        sp_calls_close(e.streams[i].cursor);
+        free(e.streams[i].all);
+    }
+    free(e.streams);
+    free(e.heap);
+    free(e.open);
+    free(e.ends);
+    return status;
+}
+
+static const sp_results *sort_rows_res; /* qsort has no context; single-threaded tool */
+
+static int cmp_row_by_rank(const void *pa, const void *pb) {
+    size_t x = *(const size_t *)pa, y = *(const size_t *)pb;
+    uint32_t rx = sp_results_row_rank(sort_rows_res, x), ry = sp_results_row_rank(sort_rows_res, y);
+    if (rx != ry) return rx < ry ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+/* enclosed_ns and region_ns (see mpi_table), rank by rank; a file without
+ * call or parent ids, or without per-call data, leaves enclosed_ns all 0. */
 static int enclosing_build(mpi_table *t, const sp_results *res, inspect_ranks selected) {
     size_t regions = sp_results_region_count(res), rows = sp_results_row_count(res), n = 0;
     t->enclosed_ns = calloc(regions ? regions : 1, sizeof *t->enclosed_ns);
     t->region_ns = calloc(regions ? regions : 1, sizeof *t->region_ns);
-    if (!t->enclosed_ns || !t->region_ns) return SP_ERR_OUT_OF_MEMORY;
-    for (size_t row = 0; row < rows; row++)
-        if (inspect_rank_selected(selected, sp_results_row_rank(res, row)) &&
-            sp_results_row_call_ids(res, row))
-            n += sp_results_row_calls(res, row);
-    call_ref *refs = n ? malloc(n * sizeof *refs) : NULL;
-    if (n && !refs) return SP_ERR_OUT_OF_MEMORY;
-    size_t k = 0;
-    for (size_t row = 0; row < rows; row++) {
-        uint32_t rank = sp_results_row_rank(res, row);
-        const int64_t *ids = sp_results_row_call_ids(res, row);
-        if (!inspect_rank_selected(selected, rank) || !ids) continue;
-        size_t region = sp_results_row_region(res, row);
-        for (uint64_t i = 0; i < sp_results_row_calls(res, row); i++)
-            refs[k++] = (call_ref){.rank = rank, .id = ids[i], .region = region};
+    size_t *order = calloc(rows ? rows : 1, sizeof *order);
+    if (!t->enclosed_ns || !t->region_ns || !order) {
+        free(order);
+        return SP_ERR_OUT_OF_MEMORY;
     }
-    if (n) qsort(refs, n, sizeof *refs, cmp_ref);
     for (size_t row = 0; row < rows; row++) {
         uint32_t rank = sp_results_row_rank(res, row);
         if (!inspect_rank_selected(selected, rank)) continue;
@@ -145,20 +408,18 @@ static int enclosing_build(mpi_table *t, const sp_results *res, inspect_ranks se
         sp_row_stats st;
         if (region < regions && sp_results_row_stats(res, row, &st) == SP_OK)
             t->region_ns[region] += st.total;
-        const int64_t *parents = sp_results_row_parent_ids(res, row);
-        const int64_t *durations = sp_results_row_durations(res, row);
-        if (!n || !parents || !durations || !is_mpi_name(sp_results_region_name(res, region)))
-            continue;
-        for (uint64_t i = 0; i < sp_results_row_calls(res, row); i++) {
-            if (parents[i] < 0) continue;
-            call_ref key = {.rank = rank, .id = parents[i]};
-            const call_ref *p = bsearch(&key, refs, n, sizeof *refs, cmp_ref);
-            if (p && p->region < regions && !is_mpi_name(sp_results_region_name(res, p->region)))
-                t->enclosed_ns[p->region] += durations[i];
-        }
+        if (sp_results_has_events(res) && sp_results_row_calls(res, row)) order[n++] = row;
     }
-    free(refs);
-    return SP_OK;
+    sort_rows_res = res;
+    if (n) qsort(order, n, sizeof *order, cmp_row_by_rank);
+    int status = SP_OK;
+    for (size_t a = 0, b; a < n && status == SP_OK; a = b) {
+        uint32_t rank = sp_results_row_rank(res, order[a]);
+        for (b = a; b < n && sp_results_row_rank(res, order[b]) == rank;) b++;
+        status = enc_rank(t, res, order + a, b - a);
+    }
+    free(order);
+    return status;
 }
 
 static int table_build(mpi_table *t, const sp_results *res, inspect_ranks selected) {
@@ -187,7 +448,7 @@ static int table_build(mpi_table *t, const sp_results *res, inspect_ranks select
         t->rank_present[rank] = true;
         const char *name = sp_results_region_name(res, sp_results_row_region(res, row));
         if (!name || strncmp(name, "mpi:", 4) != 0) continue;
-        char op[64], kind[32] = "?", bytes[32];
+        char op[64], kind[32] = "?";
         size_t oplen = strcspn(name + 4, " ");
         if (oplen == 0 || oplen >= sizeof op) continue;
         memcpy(op, name + 4, oplen);
@@ -198,16 +459,8 @@ static int table_build(mpi_table *t, const sp_results *res, inspect_ranks select
             table_free(t);
             return SP_ERR_OUT_OF_MEMORY;
         }
-        /* No bytes token (waits): nothing moved; bytes=-1 or junk: unknown. */
-        long long b = 0;
-        if (token_value(name, "bytes", bytes, sizeof bytes)) {
-            char *end = NULL;
-            b = strtoll(bytes, &end, 10);
-            if (end == bytes || *end) b = -1;
-        }
         r->calls += s.count;
-        if (b >= 0) r->bytes += b * (int64_t)s.count;
-        else r->unknown_bytes_calls += s.count;
+        add_bytes(r, name, op, kind, s.count);
         r->total_ns += s.total;
         r->rank_ns[rank] += s.total;
         t->rank_mpi_ns[rank] += s.total;
@@ -250,6 +503,21 @@ static size_t *enclosing_order(const mpi_table *t, const sp_results *res, size_t
     return order;
 }
 
+/* The sums over every (op, kind) row (rank_ns left NULL). */
+static mpi_op_row table_totals(const mpi_table *t) {
+    mpi_op_row all;
+    memset(&all, 0, sizeof all);
+    for (size_t i = 0; i < t->count; i++) {
+        all.calls += t->rows[i].calls;
+        all.unknown_bytes_calls += t->rows[i].unknown_bytes_calls;
+        all.sent += t->rows[i].sent;
+        all.received += t->rows[i].received;
+        all.collective += t->rows[i].collective;
+        all.total_ns += t->rows[i].total_ns;
+    }
+    return all;
+}
+
 static double share_pct(int64_t part, int64_t whole) {
     return whole > 0 ? 100.0 * (double)part / (double)whole : 0.0;
 }
@@ -287,30 +555,31 @@ int inspect_print_mpi(FILE *out, const sp_results *res, inspect_ranks selected) 
         return status;
     }
     fprintf(out, "\nMPI (regions mpi:<op> ...; time in seconds; rank min/avg/max over the "
-                 "ranks with rows)\n");
-    fprintf(out, "  %-16s %-15s %10s %14s %11s %11s %11s %11s %9s\n", "operation", "kind",
-            "calls", "bytes", "total", "rank min", "rank avg", "rank max", "imbalance");
-    uint64_t calls = 0;
-    int64_t bytes = 0, total = 0;
+                 "ranks with rows; bytes: each message once as sent and once as received)\n");
+    fprintf(out, "  %-16s %-15s %10s %13s %13s %13s  %11s %11s %11s %11s %9s\n", "operation",
+            "kind", "calls", "bytes sent", "bytes recvd", "coll. bytes", "total", "rank min",
+            "rank avg", "rank max", "imbalance");
     for (size_t i = 0; i < t.count; i++) {
         const mpi_op_row *r = &t.rows[i];
         double lo, avg, hi, imb;
         spread(&t, r->rank_ns, &lo, &avg, &hi, &imb);
         char op[sizeof r->op * 4], kind[sizeof r->kind * 4];
-        fprintf(out, "  %-16s %-15s %10llu %14lld%s %11.6f %11.6f %11.6f %11.6f %8.1f%%\n",
+        fprintf(out,
+                "  %-16s %-15s %10llu %13lld %13lld %13lld%s %11.6f %11.6f %11.6f %11.6f "
+                "%8.1f%%\n",
                 cli_text(r->op, op, sizeof op), cli_text(r->kind, kind, sizeof kind),
-                (unsigned long long)r->calls, (long long)r->bytes,
-                r->unknown_bytes_calls ? "*" : " ", r->total_ns / 1e9, lo / 1e9, avg / 1e9,
-                hi / 1e9, imb);
-        calls += r->calls;
-        bytes += r->bytes;
-        total += r->total_ns;
+                (unsigned long long)r->calls, (long long)r->sent, (long long)r->received,
+                (long long)r->collective, r->unknown_bytes_calls ? "*" : " ", r->total_ns / 1e9,
+                lo / 1e9, avg / 1e9, hi / 1e9, imb);
     }
+    mpi_op_row all = table_totals(&t);
     double lo, avg, hi, imb;
     spread(&t, t.rank_mpi_ns, &lo, &avg, &hi, &imb);
-    fprintf(out, "  %-16s %-15s %10llu %14lld  %11.6f %11.6f %11.6f %11.6f %8.1f%%\n", "all MPI",
-            "", (unsigned long long)calls, (long long)bytes, total / 1e9, lo / 1e9, avg / 1e9,
-            hi / 1e9, imb);
+    fprintf(out,
+            "  %-16s %-15s %10llu %13lld %13lld %13lld  %11.6f %11.6f %11.6f %11.6f %8.1f%%\n",
+            "all MPI", "", (unsigned long long)all.calls, (long long)all.sent,
+            (long long)all.received, (long long)all.collective, all.total_ns / 1e9, lo / 1e9,
+            avg / 1e9, hi / 1e9, imb);
     for (uint32_t rank = 0; rank < t.ranks; rank++) {
         if (!t.rank_present[rank]) continue;
         int64_t span = t.rank_last[rank] - t.rank_first[rank];
@@ -334,7 +603,7 @@ int inspect_print_mpi(FILE *out, const sp_results *res, inspect_ranks selected) 
     for (size_t i = 0; i < t.count; i++)
         if (t.rows[i].unknown_bytes_calls) {
             fprintf(out, "  * some calls of this operation have an unknown size (bytes=-1): "
-                         "not in the byte sum\n");
+                         "not in the byte sums\n");
             break;
         }
     table_free(&t);
@@ -355,15 +624,23 @@ int inspect_json_mpi(FILE *out, const sp_results *res, inspect_ranks selected) {
         fputs(", \"kind\": ", out);
         cli_json_string(out, r->kind);
         fprintf(out,
-                ", \"calls\": %llu, \"bytes\": %lld, \"calls_unknown_bytes\": %llu, "
+                ", \"calls\": %llu, \"bytes_sent\": %lld, \"bytes_received\": %lld, "
+                "\"bytes_collective\": %lld, \"calls_unknown_bytes\": %llu, "
                 "\"total_duration\": %.9g, \"rank_min_duration\": %.9g, "
                 "\"rank_avg_duration\": %.9g, \"rank_max_duration\": %.9g, "
                 "\"rank_imbalance_pct\": %.6g}",
-                (unsigned long long)r->calls, (long long)r->bytes,
-                (unsigned long long)r->unknown_bytes_calls, r->total_ns / 1e9, lo / 1e9,
-                avg / 1e9, hi / 1e9, imb);
+                (unsigned long long)r->calls, (long long)r->sent, (long long)r->received,
+                (long long)r->collective, (unsigned long long)r->unknown_bytes_calls,
+                r->total_ns / 1e9, lo / 1e9, avg / 1e9, hi / 1e9, imb);
     }
-    fputs(t.count ? "\n  ], \"ranks\": [" : "], \"ranks\": [", out);
+    mpi_op_row all = table_totals(&t);
+    fprintf(out,
+            "%s\"totals\": {\"calls\": %llu, \"bytes_sent\": %lld, \"bytes_received\": %lld, "
+            "\"bytes_collective\": %lld, \"calls_unknown_bytes\": %llu, "
+            "\"total_duration\": %.9g}, \"ranks\": [",
+            t.count ? "\n  ], " : "], ", (unsigned long long)all.calls, (long long)all.sent,
+            (long long)all.received, (long long)all.collective,
+            (unsigned long long)all.unknown_bytes_calls, all.total_ns / 1e9);
     bool first = true;
     for (uint32_t rank = 0; rank < t.ranks; rank++) {
         if (!t.rank_present[rank]) continue;

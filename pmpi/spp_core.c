@@ -1,15 +1,16 @@
 /*
  * spp_core.c - the state behind the generated wrappers: switch and filter,
- * the region of each distinct call key, communicator ids and the request
- * table. Everything the hot path touches is a fixed-size static table:
- * a wrapped call never allocates, never locks once its key was seen, and
+ * the name form (SCOPE_PROFILER_MPI_NAMES), the region of each distinct
+ * call key, communicators' Fortran handles and the request table.
+ * Everything the hot path touches is a fixed-size static table: a wrapped
+ * call never allocates, never locks once its key was seen, and
  * never calls MPI on a handle that could make MPI raise an error (NULL
  * handles are checked first), so a user's invalid argument reaches the
  * real call, and its error handler, unchanged.
  *
  * Why keys and a cache rather than formatting a name per call: formatting
  * costs ~300 ns and sp_region_n takes the registry lock on a new name; a
- * key is 32 bytes hashed in a few ns. The cache maps key -> handle with
+ * key is 48 bytes hashed in a few ns. The cache maps key -> handle with
  * open addressing; readers never lock (a slot is published with a release
  * store of its state after its key and handle are written), writers take
  * one mutex. Distinct names are bounded (SCOPE_PROFILER_MPI_MAX_NAMES,
@@ -38,6 +39,12 @@ static int configured = 0;
 static int owns_session = 0;                   /* spp_after_init started it */
 static int max_names = 1024;
 
+/* SCOPE_PROFILER_MPI_NAMES: which key fields a name keeps. The coarser
+ * forms set the dropped fields to -1 rather than leaving keys out, so the
+ * Python package's parser (every key required) still reads their names. */
+enum { NAMES_FULL, NAMES_OP_BYTES, NAMES_OP };
+static int names_form = NAMES_FULL;
+
 static int env_quiet(void) {
     const char *q = getenv("SCOPE_PROFILER_QUIET");
     return q && strcmp(q, "1") == 0;
@@ -56,7 +63,18 @@ static int switched_on(void) {
     return 1;
 }
 
-/* Read SCOPE_PROFILER_MPI, _MPI_FILTER and _MPI_MAX_NAMES once. */
+static void configure_names(void) {
+    const char *v = getenv("SCOPE_PROFILER_MPI_NAMES");
+    if (!v || !*v || !strcmp(v, "full")) return;
+    if (!strcmp(v, "op-bytes"))
+        names_form = NAMES_OP_BYTES;
+    else if (!strcmp(v, "op"))
+        names_form = NAMES_OP;
+    else
+        diag("SCOPE_PROFILER_MPI_NAMES is full, op-bytes or op; keeping full, not", v);
+}
+
+/* Read SCOPE_PROFILER_MPI, _MPI_FILTER, _MPI_MAX_NAMES and _MPI_NAMES once. */
 static void configure(void) {
     if (configured) return;
     configured = 1;
@@ -81,6 +99,7 @@ static void configure(void) {
         else
             max_names = (int)n;
     }
+    configure_names();
     for (int op = 0; op < SPP_OP_COUNT; op++) {
         int admit = on && (!use_re || regexec(&re, spp_op_name(op), 0, NULL, 0) == 0);
         atomic_store_explicit(&op_enabled[op], admit, memory_order_relaxed);
@@ -137,75 +156,16 @@ int spp_comm_rank(MPI_Comm comm) {
     return rank;
 }
 
-/* ---- communicator ids ------------------------------------------------- */
+/* ---- communicators ----------------------------------------------------- */
 
-/* Handle -> id, assigned in order of first use: processes that use their
- * communicators in the same order (the SPMD case) agree on the ids. When
- * a communicator gets its id it also gets an attribute whose delete
- * callback, run by MPI when the communicator is freed (by whatever call,
- * recorded or not), clears the slot (id 0, never matched): a handle MPI
- * reuses for a new communicator then gets a new id. */
-#define COMM_SLOTS 1024
-typedef struct comm_slot {
-    _Atomic(uintptr_t) handle;
-    atomic_int id;
-} comm_slot;
-static comm_slot comm_table[COMM_SLOTS];
-static int comm_next = 1;
-static int comm_keyval = MPI_KEYVAL_INVALID;
-static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static size_t hash_pointer(uintptr_t p) { return (size_t)((p >> 3) * 0x9E3779B97F4A7C15ull >> 40); }
-
-static int on_comm_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
-    (void)keyval;
-    (void)value;
-    (void)extra;
-    uintptr_t key = (uintptr_t)comm;
-    for (size_t i = 0; i < COMM_SLOTS; i++)
-        if (atomic_load_explicit(&comm_table[i].handle, memory_order_relaxed) == key)
-            atomic_store_explicit(&comm_table[i].id, 0, memory_order_relaxed);
-    return MPI_SUCCESS;
-}
-
-int32_t spp_comm_id(MPI_Comm comm) {
-    if (comm == MPI_COMM_WORLD) return SPP_COMM_WORLD;
-    if (comm == MPI_COMM_SELF) return SPP_COMM_SELF;
-    if (!comm_valid(comm)) return SPP_COMM_NULL;
-    uintptr_t key = (uintptr_t)comm;
-    size_t i = hash_pointer(key) % COMM_SLOTS;
-    for (size_t n = 0; n < COMM_SLOTS; n++, i = (i + 1) % COMM_SLOTS) {
-        uintptr_t h = atomic_load_explicit(&comm_table[i].handle, memory_order_acquire);
-        if (h == 0) break;
-        int id = atomic_load_explicit(&comm_table[i].id, memory_order_relaxed);
-        if (h == key && id > 0) return id;
-    }
-    /* First use: insert under the lock (another thread may have won). A
-     * slot whose communicator was freed is reused. */
-    int32_t id = SPP_COMM_OTHER;
-    pthread_mutex_lock(&table_lock);
-    if (comm_keyval == MPI_KEYVAL_INVALID &&
-        PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_comm_delete, &comm_keyval, NULL) !=
-            MPI_SUCCESS)
-        comm_keyval = MPI_KEYVAL_INVALID;
-    i = hash_pointer(key) % COMM_SLOTS;
-    for (size_t n = 0; n < COMM_SLOTS; n++, i = (i + 1) % COMM_SLOTS) {
-        uintptr_t h = atomic_load_explicit(&comm_table[i].handle, memory_order_relaxed);
-        int old = atomic_load_explicit(&comm_table[i].id, memory_order_relaxed);
-        if (h == key && old > 0) {
-            id = old;
-            break;
-        }
-        if (h == 0 || h == key) {
-            id = comm_next++;
-            atomic_store_explicit(&comm_table[i].id, id, memory_order_relaxed);
-            atomic_store_explicit(&comm_table[i].handle, key, memory_order_release);
-            if (comm_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_set_attr(comm, comm_keyval, NULL);
-            break;
-        }
-    }
-    pthread_mutex_unlock(&table_lock);
-    return id;
+/* The Fortran handle is the package's `comm=` (mpi4py's py2f), so a
+ * native and a Python call on the same communicator agree; MPI may give a
+ * freed communicator's handle to a new one, and the names then coincide,
+ * as the package's do. MPI_Comm_c2f of MPI_COMM_NULL is a valid handle,
+ * but a call on it moved nothing on any communicator: -1. */
+int32_t spp_comm_f(MPI_Comm comm) {
+    if (!comm_valid(comm)) return SPP_NONE;
+    return (int32_t)PMPI_Comm_c2f(comm);
 }
 
 /* ---- requests ------------------------------------------------------------ */
@@ -218,6 +178,8 @@ int32_t spp_comm_id(MPI_Comm comm) {
 #define REQUEST_SLOTS 4096
 #define LOW48 ((UINT64_C(1) << 48) - 1)
 static _Atomic(uint64_t) request_table[REQUEST_SLOTS];
+
+static size_t hash_pointer(uintptr_t p) { return (size_t)((p >> 3) * 0x9E3779B97F4A7C15ull >> 40); }
 
 void spp_request_note(MPI_Request request, int op) {
     if (request == MPI_REQUEST_NULL || request == NULL) return;
@@ -265,11 +227,13 @@ typedef struct name_slot {
 } name_slot;
 static name_slot name_table[SPP_NAME_SLOTS];
 static int name_count = 0;       /* distinct names registered */
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER; /* writers of name_table */
 static int slot_count = 0;       /* used slots: names + overflow aliases */
 
 static size_t hash_key(const spp_key *k) {
     uint64_t h = (uint64_t)(uint32_t)k->op * 0x9E3779B97F4A7C15ull;
     h ^= (uint64_t)k->bytes + 0x632BE59BD9B4E019ull + (h << 6) + (h >> 2);
+    h ^= (uint64_t)k->recv_bytes + (h << 6) + (h >> 2);
     h ^= ((uint64_t)(uint32_t)k->peer << 32 | (uint32_t)k->tag) + (h << 6) + (h >> 2);
     h ^= ((uint64_t)(uint32_t)k->root << 32 | (uint32_t)k->comm) + (h << 6) + (h >> 2);
     h ^= ((uint64_t)(uint32_t)k->request << 1 | (uint32_t)k->overflow) + (h << 6) + (h >> 2);
@@ -277,21 +241,34 @@ static size_t hash_key(const spp_key *k) {
 }
 
 static int key_equal(const spp_key *a, const spp_key *b) {
-    return a->op == b->op && a->bytes == b->bytes && a->peer == b->peer && a->tag == b->tag &&
-           a->root == b->root && a->comm == b->comm && a->request == b->request &&
-           a->overflow == b->overflow;
+    return a->op == b->op && a->bytes == b->bytes && a->recv_bytes == b->recv_bytes &&
+           a->peer == b->peer && a->tag == b->tag && a->root == b->root &&
+           a->comm == b->comm && a->request == b->request && a->overflow == b->overflow;
 }
 
-/* The key with every value that varies replaced: one per op and comm. */
+/* The key with every value that varies replaced: one per op and comm (and
+ * per kind of request for the waits, "unknown"). */
 static spp_key overflow_key(const spp_key *k) {
     spp_key o = *k;
-    o.bytes = o.bytes == SPP_NONE ? SPP_NONE : -1;
-    if (o.peer != SPP_NONE) o.peer = -1;
-    if (o.root != SPP_NONE) o.root = -1;
-    if (o.tag != SPP_NONE) o.tag = -1;
-    o.request = o.request == SPP_NONE ? SPP_NONE : SPP_REQ_UNKNOWN;
+    o.bytes = o.peer = o.root = o.tag = SPP_NONE;
+    if (o.recv_bytes != SPP_NO_RECV) o.recv_bytes = SPP_NONE;
+    if (o.request != SPP_NO_REQUEST) o.request = SPP_REQ_UNKNOWN;
     o.overflow = 1;
     return o;
+}
+
+/* The key in the name form asked for: op-bytes drops peer, root, tag and
+ * the communicator, op drops the sizes too. A wait keeps its request: it
+ * takes one of a few values (the ops that create requests), never a
+ * number of the call, and tells which traffic the wait completes. */
+static spp_key coarse_key(const spp_key *k) {
+    spp_key c = *k;
+    c.peer = c.root = c.tag = c.comm = SPP_NONE;
+    if (names_form == NAMES_OP) {
+        c.bytes = SPP_NONE;
+        if (c.recv_bytes != SPP_NO_RECV) c.recv_bytes = SPP_NONE;
+    }
+    return c;
 }
 
 static void publish(size_t slot, const spp_key *key, int region) {
@@ -321,7 +298,14 @@ static int lookup_locked(const spp_key *key) {
     return region;
 }
 
-int spp_region_of(const spp_key *key) {
+int spp_region_of(const spp_key *call) {
+    /* Coarsened before the cache: a coarse form holds fewer keys too. */
+    spp_key coarse;
+    const spp_key *key = call;
+    if (names_form != NAMES_FULL) {
+        coarse = coarse_key(call);
+        key = &coarse;
+    }
     size_t mask = SPP_NAME_SLOTS - 1, i = hash_key(key) & mask;
     for (;; i = (i + 1) & mask) {
         int state = atomic_load_explicit(&name_table[i].state, memory_order_acquire);

@@ -1,7 +1,8 @@
 /*
  * spp_core.h - what the generated wrappers of libscopeprofiler_pmpi share:
  * the run-time switch and filter, the region key of one call, its region
- * handle (cached), communicator ids and the request -> operation table.
+ * handle (cached), communicators' Fortran handles and the request -> operation
+ * table.
  *
  * Internal to the pmpi library (never installed). The library uses the
  * public API of libscopeprofiler only (scope_profiler.h).
@@ -14,26 +15,27 @@
 
 #include "spp_ops.h"
 
-/* Values of the key fields that are not numbers of the call. */
-#define SPP_NONE INT32_MIN        /* the key is not part of this name */
+/* Values of the key fields that are not numbers of the call. Names write
+ * every numeric key, -1 for "none" (the Python package's form), so "none"
+ * is -1 in the key too: a key and its name stay one-to-one. */
+#define SPP_NONE (-1)
+#define SPP_NO_REQUEST INT32_MIN  /* not a wait: the name has no request= */
+#define SPP_NO_RECV INT64_MIN     /* not a sendrecv: the name has no recv_bytes= */
 #define SPP_REQ_MIXED (-2)        /* waitall over requests of several ops */
 #define SPP_REQ_UNKNOWN (-3)      /* a request we did not see created */
 #define SPP_REQ_NULL (-4)         /* only MPI_REQUEST_NULL */
-#define SPP_COMM_WORLD (-1)
-#define SPP_COMM_SELF (-2)
-#define SPP_COMM_NULL (-3)        /* MPI_COMM_NULL or an invalid handle */
-#define SPP_COMM_OTHER (-4)       /* more communicators than the id table */
 
 /* Everything a region name is made of; equal keys give the same region. */
 typedef struct spp_key {
     int32_t op;
     int32_t peer;                 /* SPP_NONE for collectives and waits */
     int32_t root;                 /* SPP_NONE unless the op has a root */
-    int32_t tag;
-    int32_t comm;                 /* SPP_COMM_* or an index >= 1 */
-    int32_t request;              /* the op of the request(s) of a wait */
+    int32_t tag;                  /* SPP_NONE for collectives and waits */
+    int32_t comm;                 /* MPI_Comm_c2f of the communicator, or SPP_NONE */
+    int32_t request;              /* a wait's request op(s), else SPP_NO_REQUEST */
     int32_t overflow;             /* 1: the name bound was reached */
     int64_t bytes;                /* -1 when the size cannot be known */
+    int64_t recv_bytes;           /* sendrecv's receive side, else SPP_NO_RECV */
 } spp_key;
 
 /* 1 when calls of `op` are to be recorded now: SCOPE_PROFILER_MPI is on,
@@ -54,8 +56,9 @@ int64_t spp_bytes_sum(const int *counts, int n, MPI_Datatype type);
 /* The size and the calling rank of comm; -1 for an invalid comm. */
 int spp_comm_size(MPI_Comm comm);
 int spp_comm_rank(MPI_Comm comm);
-/* The stable id of comm for names (SPP_COMM_* or 1, 2, ...). */
-int32_t spp_comm_id(MPI_Comm comm);
+/* comm's Fortran handle (MPI_Comm_c2f: what the Python package writes,
+ * from mpi4py's py2f), or SPP_NONE for MPI_COMM_NULL and invalid handles. */
+int32_t spp_comm_f(MPI_Comm comm);
 
 /* The request table: which operation created a request (nonblocking
  * calls), looked up by the waits. Best effort: a lost entry names the
@@ -76,24 +79,26 @@ void spp_before_finalize(void);
 static inline spp_key spp_key_p2p(int op, int64_t count, MPI_Datatype type, int peer, int tag,
                                   MPI_Comm comm) {
     return (spp_key){.op = op, .peer = peer, .root = SPP_NONE, .tag = tag,
-                     .comm = spp_comm_id(comm), .request = SPP_NONE,
-                     .bytes = spp_bytes(count, type)};
+                     .comm = spp_comm_f(comm), .request = SPP_NO_REQUEST,
+                     .bytes = spp_bytes(count, type), .recv_bytes = SPP_NO_RECV};
 }
 
 /* The key of a collective call moving `bytes` at this rank. */
 static inline spp_key spp_key_coll(int op, int64_t bytes, int root, MPI_Comm comm) {
     return (spp_key){.op = op, .peer = SPP_NONE, .root = root, .tag = SPP_NONE,
-                     .comm = spp_comm_id(comm), .request = SPP_NONE, .bytes = bytes};
+                     .comm = spp_comm_f(comm), .request = SPP_NO_REQUEST, .bytes = bytes,
+                     .recv_bytes = SPP_NO_RECV};
 }
 
-/* The key of a wait or test over requests created by `request_op`. */
+/* The key of a wait or test over requests created by `request_op`. Its
+ * bytes, peer, tag and comm are -1: a waitall covers requests of several
+ * messages, and the bytes belong to the call that created the request (a
+ * byte total counts each message there, once). */
 static inline spp_key spp_key_wait(int op, int32_t request_op) {
     return (spp_key){.op = op, .peer = SPP_NONE, .root = SPP_NONE, .tag = SPP_NONE,
-                     .comm = SPP_NONE, .request = request_op, .bytes = SPP_NONE};
+                     .comm = SPP_NONE, .request = request_op, .bytes = SPP_NONE,
+                     .recv_bytes = SPP_NO_RECV};
 }
-
-/* Both sides of a sendrecv. */
-static inline int64_t spp_bytes2(int64_t a, int64_t b) { return a < 0 || b < 0 ? -1 : a + b; }
 
 /* count * size at the root, `other` elsewhere (the v-collectives' counts
  * arrays are significant at the root only). */

@@ -7,8 +7,17 @@
  * started (collective: every rank is in MPI_Finalize). A session the
  * program started itself is left to the program (and to the core's own
  * MPI_Finalize hook).
+ *
+ * The session started here is the program's to take: it is marked
+ * adoptable (sp_session_adoptable), so a program that calls sp_setup after
+ * MPI_Init (as one written without the wrappers does) gets its own file
+ * and options applied to it, with the MPI calls recorded so far, instead
+ * of SP_ERR_ALREADY_ACTIVE. If the program then finalizes before
+ * MPI_Finalize, the finalize below finds no session and does nothing.
  */
 #include <mpi.h>
+
+#include "scope_profiler.h"
 
 #include "spp_core.h"
 
@@ -17,7 +26,10 @@
 static void after_init(void) {
     int initialized = 0;
     PMPI_Initialized(&initialized);
-    if (initialized) spp_after_init();
+    if (!initialized) return;
+    int had_session = sp_is_active();
+    spp_after_init();
+    if (!had_session && sp_is_active()) sp_session_adoptable("the PMPI wrappers at MPI_Init");
 }
 
 SPP_EXPORT int MPI_Init(int *argc, char ***argv) {

@@ -1,16 +1,22 @@
 /*
- * spp_names.c - the region name of a call key, in the canonical form of the
- * Python package's MPI regions (`mpi:<op> kind=... bytes=... peer=...
- * root=... tag=... comm=...`, parsed by its parse_mpi_region: the tokens
- * after the first are key=value pairs), plus ` lang=native`, so that a
+ * spp_names.c - the region name of a call key, in exactly the form the
+ * Python package writes for its own MPI regions and reads back with its
+ * parse_mpi_region (which splits on spaces, requires kind, bytes, peer,
+ * root, tag and comm, the last five integers, and ignores other keys):
+ *
+ *   mpi:<op> kind=<k> bytes=<b> peer=<p> root=<r> tag=<t> comm=<c>
+ *
+ * every key always written, -1 for "none", comm the communicator's
+ * Fortran handle; then ` request=<op>` for the waits (where the package
+ * puts it), the extra keys of ours, and ` lang=native` last, so that a
  * native allreduce never has the name of the Python driver's allreduce of
  * the same size and a merge of both keeps them apart.
  *
- * Keys per kind: point-to-point calls carry bytes, peer, tag and comm;
- * collectives bytes, root (rooted ones only) and comm; waits and tests only
- * the operation that created their request(s). Peer and tag are kept (the
- * Python form has them; a halo exchange is then one region per neighbour),
- * and the number of distinct names is bounded instead (spp_core.c).
+ * Kinds: the package names only the ops it wraps (barrier, bcast, reduce,
+ * allreduce are "collective", wait "wait", the rest "point-to-point");
+ * ours follow the op table, so every collective the package does not wrap
+ * (gather, alltoall, scan, comm_split...) is "collective" too, and every
+ * wait and test "wait".
  */
 #include "spp_names.h"
 
@@ -30,13 +36,11 @@ static const int op_kinds[SPP_OP_COUNT] = {
 
 const char *spp_op_name(int op) { return op >= 0 && op < SPP_OP_COUNT ? op_names[op] : "?"; }
 
-static const char *comm_text(int32_t comm, char *buf, size_t size) {
-    switch (comm) {
-    case SPP_COMM_WORLD: return "world";
-    case SPP_COMM_SELF: return "self";
-    case SPP_COMM_NULL: return "null";
-    case SPP_COMM_OTHER: return "other";
-    default: snprintf(buf, size, "%d", (int)comm); return buf;
+static const char *kind_text(int op) {
+    switch (op_kinds[op]) {
+    case SPP_KIND_P2P: return "point-to-point";
+    case SPP_KIND_COLL: return "collective";
+    default: return "wait";
     }
 }
 
@@ -50,30 +54,16 @@ static const char *request_text(int32_t request) {
 }
 
 size_t spp_format_name(const spp_key *key, char *buf, size_t size) {
-    char comm[16];
-    const char *tail = key->overflow ? " overflow=1 lang=native" : " lang=native";
-    int n;
-    switch (op_kinds[key->op]) {
-    case SPP_KIND_P2P:
-        n = snprintf(buf, size, "mpi:%s kind=point-to-point bytes=%lld peer=%d tag=%d comm=%s%s",
-                     spp_op_name(key->op), (long long)key->bytes, (int)key->peer, (int)key->tag,
-                     comm_text(key->comm, comm, sizeof comm), tail);
-        break;
-    case SPP_KIND_COLL:
-        if (key->root != SPP_NONE)
-            n = snprintf(buf, size, "mpi:%s kind=collective bytes=%lld root=%d comm=%s%s",
-                         spp_op_name(key->op), (long long)key->bytes, (int)key->root,
-                         comm_text(key->comm, comm, sizeof comm), tail);
-        else
-            n = snprintf(buf, size, "mpi:%s kind=collective bytes=%lld comm=%s%s",
-                         spp_op_name(key->op), (long long)key->bytes,
-                         comm_text(key->comm, comm, sizeof comm), tail);
-        break;
-    default:
-        n = snprintf(buf, size, "mpi:%s kind=wait request=%s%s", spp_op_name(key->op),
-                     request_text(key->request), tail);
-        break;
-    }
-    if (n < 0) return 0;
+    char request[48] = "", recv[48] = "";
+    if (key->request != SPP_NO_REQUEST)
+        snprintf(request, sizeof request, " request=%s", request_text(key->request));
+    if (key->recv_bytes != SPP_NO_RECV)
+        snprintf(recv, sizeof recv, " recv_bytes=%lld", (long long)key->recv_bytes);
+    int n = snprintf(buf, size,
+                     "mpi:%s kind=%s bytes=%lld peer=%d root=%d tag=%d comm=%d%s%s%s lang=native",
+                     spp_op_name(key->op), kind_text(key->op), (long long)key->bytes,
+                     (int)key->peer, (int)key->root, (int)key->tag, (int)key->comm, request, recv,
+                     key->overflow ? " overflow=1" : "");
+    if (n < 0 || size == 0) return 0;
     return (size_t)n < size ? (size_t)n : size - 1;
 }

@@ -17,7 +17,8 @@
  *
  * Which bytes a call moves (documented in README "MPI calls without code
  * changes" and docs/FORMAT.md): datatype size x count of the call's main
- * count argument; sendrecv both sides; gather, allgather, alltoall the
+ * count argument; sendrecv its send side (the receive side in recv_bytes);
+ * gather, allgather, alltoall the
  * send block (the receive block under MPI_IN_PLACE); scatter the receive
  * block (the send block under MPI_IN_PLACE); the v-variants the sum of the
  * counts array (at the root for gatherv/scatterv, this rank's own block
@@ -93,10 +94,13 @@
                                              *peer, *tag, SPP_C(comm))
 #define SPP_FPOST_SENDRECV SPP_NOPOST
 
+/* bytes, peer and tag describe the message a sendrecv sends; its receive
+ * side's size goes in recv_bytes, so a byte total can count the sent and
+ * the received messages apart, each once. */
 static inline spp_key spp_key_sendrecv(int op, int64_t scount, MPI_Datatype stype, int64_t rcount,
                                        MPI_Datatype rtype, int peer, int tag, MPI_Comm comm) {
     spp_key key = spp_key_p2p(op, scount, stype, peer, tag, comm);
-    key.bytes = spp_bytes2(key.bytes, spp_bytes(rcount, rtype));
+    key.recv_bytes = spp_bytes(rcount, rtype);
     return key;
 }
 
@@ -359,8 +363,7 @@ static inline spp_key spp_key_sendrecv(int op, int64_t scount, MPI_Datatype styp
 #define SPP_FK_COMM_CREATE SPP_FK_COMM_SPLIT
 #define SPP_FPOST_COMM_CREATE SPP_NOPOST
 
-/* The freed communicator's id is released by MPI's attribute delete
- * callback (spp_core.c), recorded or not. */
+/* The key is taken before the call: the handle is still valid then. */
 #define SPP_CP_COMM_FREE MPI_Comm *comm
 #define SPP_CA_COMM_FREE comm
 #define SPP_CK_COMM_FREE(op) spp_key_coll(op, 0, SPP_NONE, *comm)

@@ -295,11 +295,18 @@ SP_API void sp_remove_partial_outputs(void);
  * ending in '/' or a file name over NAME_MAX bytes (SP_ERR_INVALID_ARGUMENT),
  * an existing path that is not a regular file, such as /dev/null or a FIFO
  * (SP_ERR_OUTPUT: publishing renames over the target and must never replace
- * a device). The directory is not checked here; an unwritable directory is
- * reported by sp_finalize (SP_ERR_OUTPUT), which then leaves no file behind.
+ * a device), and a directory that does not exist or where no file can be
+ * created (SP_ERR_OUTPUT, the message naming the path and the directory):
+ * a run whose profile could never be written stops here, not at finalize.
+ * With MPI, rank 0 (which writes the file) checks and every rank returns
+ * its verdict; the message is printed once, by rank 0.
  *
  * With SCOPE_PROFILER_DISABLE=1 in the environment this returns SP_OK and
  * every later call is a no-op (nothing is recorded or written).
+ *
+ * A session started on the program's behalf (the PMPI wrappers start one
+ * at MPI_Init; see sp_session_adoptable) is taken over instead: this path
+ * and these options apply to it, and the calls it recorded are kept.
  *
  * Returns SP_OK, SP_ERR_INVALID_ARGUMENT or SP_ERR_OUTPUT (the path, as
  * above), SP_ERR_ALREADY_ACTIVE (profiling already set up; the running
@@ -347,6 +354,23 @@ SP_API int sp_setup_with_options(const sp_options *options);
  * recording.
  */
 SP_API int sp_finalize(void);
+
+/**
+ * For a tool that starts a session on a program's behalf (the PMPI
+ * wrappers do, at MPI_Init): the active session may be taken over by the
+ * program's own next sp_setup, sp_setup_with_options or sp_setup_mpi,
+ * which then returns SP_OK instead of SP_ERR_ALREADY_ACTIVE. The calls
+ * recorded so far are kept; the program's output path (checked as
+ * sp_setup checks it), label, source language, metadata detail and quiet
+ * apply. What cannot change once calls are recorded stays as the session
+ * began: mode, clock, buffer limit, overflow, counters, write_file and the
+ * MPI job (MPI_COMM_WORLD); when the program asked otherwise, rank 0 says
+ * so in one line naming `started_by` (copied; NULL: "a tool"). If that
+ * setup fails (a bad path), the session goes on unchanged and may still be
+ * taken over. Returns SP_OK, SP_ERR_NOT_ACTIVE (no session) or
+ * SP_ERR_OUT_OF_MEMORY. Thread-safety: as sp_setup.
+ */
+SP_API int sp_session_adoptable(const char *started_by);
 
 /**
  * 1 when profiling is set up and recording (between sp_setup and
@@ -506,6 +530,7 @@ static inline int sp_compiled_out_(size_t ignored) { (void)ignored; return SP_OK
 #define sp_setup_with_options(options) sp_compiled_out_(sizeof(options))
 #define sp_finalize() sp_compiled_out_(0)
 #define sp_is_active() sp_compiled_out_(0)
+#define sp_session_adoptable(started_by) sp_compiled_out_(sizeof(started_by))
 #define sp_now_ns() ((int64_t)0)
 #define sp_region_begin(name) sp_compiled_out_(sizeof(name))
 #define sp_region_end(name) sp_compiled_out_(sizeof(name))

@@ -352,11 +352,69 @@ static int directory_entries(const char *path) {
     return count;
 }
 
+static int setup_at(const char *path, int quiet) {
+    sp_options options;
+    sp_options_init(&options);
+    options.file_path = path;
+    options.quiet = quiet;
+    return sp_setup_with_options(&options);
+}
+
+/* Capturing stderr (defined below, with the tests of diagnostics). */
+static int stderr_capture_begin(void);
+static const char *stderr_capture_end(int saved);
+static int count_lines(const char *text);
+
+/* A directory that is missing, or where no file can be created, is refused
+ * by sp_setup itself with one line naming the path (issue 30), not found at
+ * finalize after the whole run; no session starts. A directory that goes
+ * away during the run is still caught at finalize, leaving nothing behind. */
 static void test_missing_directory(void) {
     int before = directory_entries(".");
-    setup_quiet("no/such/dir/out.h5");
+    int saved = stderr_capture_begin();
+    int status = setup_at("no/such/dir/out.h5", 0);
+    const char *said = stderr_capture_end(saved);
+    CHECK_EQ_INT(status, SP_ERR_OUTPUT);
+    CHECK_EQ_INT(sp_last_error(), SP_ERR_OUTPUT);
+    CHECK_EQ_INT(count_lines(said), 1);
+    CHECK(strstr(said, "no/such/dir/out.h5") != NULL);
+    CHECK(strstr(said, "the directory no/such/dir does not exist") != NULL);
+    CHECK(strstr(sp_last_error_message(), "no/such/dir/out.h5") != NULL);
+    CHECK_EQ_INT(sp_is_active(), 0);
+    CHECK_EQ_INT(sp_region_begin("r"), SP_OK); /* harmless without a session */
+    CHECK_EQ_INT(sp_region_end("r"), SP_OK);
+    CHECK_EQ_INT(sp_finalize(), SP_ERR_NOT_ACTIVE);
+
+    /* a file where the directory should be */
+    FILE *plain = fopen("plain", "w");
+    REQUIRE(plain != NULL);
+    fclose(plain);
+    CHECK_EQ_INT(setup_at("plain/out.h5", 1), SP_ERR_OUTPUT);
+    CHECK(strstr(sp_last_error_message(), "plain/out.h5") != NULL);
+    CHECK_EQ_INT(sp_is_active(), 0);
+    unlink("plain");
+    /* a directory without write permission (root may write anywhere) */
+    REQUIRE(mkdir("locked", 0500) == 0);
+    if (geteuid() != 0) {
+        CHECK_EQ_INT(setup_at("locked/out.h5", 1), SP_ERR_OUTPUT);
+        CHECK(strstr(sp_last_error_message(), "no files can be created in the directory "
+                                              "locked") != NULL);
+        CHECK_EQ_INT(sp_is_active(), 0);
+    }
+    rmdir("locked");
+    /* the working directory, named or not */
+    CHECK_EQ_INT(setup_at("here.h5", 1), SP_OK);
+    CHECK_EQ_INT(sp_finalize(), SP_OK);
+    CHECK_EQ_INT(setup_at("./here.h5", 1), SP_OK);
+    CHECK_EQ_INT(sp_finalize(), SP_OK);
+    unlink("here.h5");
+
+    /* gone during the run: finalize says so and leaves nothing behind */
+    REQUIRE(mkdir("gone", 0700) == 0);
+    setup_quiet("gone/out.h5");
     sp_region_begin("r");
     sp_region_end("r");
+    REQUIRE(rmdir("gone") == 0);
     CHECK_EQ_INT(sp_finalize(), SP_ERR_OUTPUT);
     CHECK_EQ_INT(directory_entries("."), before);
     CHECK(access("no", F_OK) != 0);

@@ -14,7 +14,7 @@ Subcommands (see tests/package/CMakeLists.txt for how ctest calls them):
       Install into S, then move S to D (a different, deeper path). S no
       longer exists afterwards, so any reference to it fails loudly.
 
-  consumer --kind c|cxx|fortran|fortran_stub|makefile|mpi|pkgconfig_c|pkgconfig_fortran
+  consumer --kind c|cxx|fortran|fortran_stub|makefile|mpi|old_policies|pkgconfig_c|pkgconfig_fortran
            --prefix P --work W [-- CMAKE_ARGS]
       Configure, build and run consumers/<kind> out of tree against P; the
       written profile must be schema 3 and hold the consumer's regions, and
@@ -24,6 +24,10 @@ Subcommands (see tests/package/CMakeLists.txt for how ctest calls them):
       nothing but the compiler and `pkg-config --cflags --libs` (plus
       --static when P holds a static build), the line a user types, and
       check with ldd that the program needs no liblikwid or liblua.
+      The old_policies kind builds the c and fortran consumers' sources in
+      a project that starts with cmake_minimum_required(VERSION 3.5) and
+      (CMake < 4) lowers its policies to a VERSION 3.0 project's: the
+      package must configure without a warning or error of its own.
       The fortran_stub kind builds consumers/fortran's source unchanged
       with ScopeProfiler::scopeprofiler_fortran_stub, and again with the
       stub source pkg-config names: it must run, write no profile and
@@ -328,11 +332,43 @@ def cmd_fortran_stub(a):
     check_stub_build(exe, a.prefix, pc_build)
 
 
+def cmd_old_policies(a, built):
+    """consumers/old_policies: find_package from a project with old policy
+    settings (issue 30), C and (when installed) Fortran; both programs run
+    and write their profiles."""
+    fortran = "Fortran" in built and bool(a.fortran_compiler)
+    fresh_dir(a.work)
+    build = os.path.join(a.work, "build")
+    _, out = run(configure_args(a, os.path.join(CONSUMERS, "old_policies"), build)
+                 + [f"-DWITH_FORTRAN={'ON' if fortran else 'OFF'}"])
+    # Anything the package file itself warns about (a policy it relies on
+    # the caller to set, say) is a failure here, even if the build works.
+    own = re.findall(r"CMake (?:Warning|Error|Deprecation Warning)[^\n]*at [^\n]*"
+                     r"ScopeProfiler[A-Za-z]*\.cmake:\d+", out)
+    if own:
+        raise Failure(f"the package file complains under old policies: {own}")
+    cmd = [a.cmake, "--build", build]
+    if a.config:
+        cmd += ["--config", a.config]
+    run(cmd)
+    kinds = ["c"] + (["fortran"] if fortran else [])
+    for kind in kinds:
+        exe = find_executable(build, f"old_policies_{kind}_consumer")
+        if exe is None:
+            raise Failure(f"old_policies_{kind}_consumer was not built under {build}")
+        profile = os.path.join(a.work, f"old_policies_{kind}.h5")
+        run_consumer(exe, profile, a.work)
+        check_profile(profile, EXPECTED[kind])
+    print(f"ok: a project with old policies found the package and built {kinds}")
+
+
 def cmd_consumer(a):
     built, static = installed_facts(a.prefix, a.libdir)
     kind = a.kind
     if kind == "fortran_stub":
         return cmd_fortran_stub(a)
+    if kind == "old_policies":
+        return cmd_old_policies(a, built)
     if kind == "cxx" and "CXX" not in built:
         raise Skip("the C++ binding was not built")
     if kind == "fortran":
@@ -690,7 +726,7 @@ def main(argv):
     p.add_argument("--staging")
     p.add_argument("--dest")
     p.add_argument("--work")
-    p.add_argument("--kind", choices=sorted(EXPECTED) + ["fortran_stub"])
+    p.add_argument("--kind", choices=sorted(EXPECTED) + ["fortran_stub", "old_policies"])
     p.add_argument("--config", default="")
     p.add_argument("--cmake", default="cmake")
     p.add_argument("--make", default="")

@@ -5,7 +5,10 @@
  * the same calls from Fortran.
  *
  * usage: pmpi_app [plan|invalid|abort]
- *   plan     the call plan (see check_pmpi.py's expected())
+ *   plan     the call plan (see check_pmpi.py's expected()): every operation
+ *            of pmpi/spp_ops.h at least once; prints each rank's
+ *            communicators' Fortran handles (the names' comm=) as
+ *            "pmpi_app: rank <r> comms world=<w> half=<h> copy=<c> whole=<x>"
  *   abort    a few recorded calls, then MPI_Abort(MPI_COMM_WORLD, 5) on
  *            the last rank: the job must end (not hang) with an error
  *   invalid  invalid datatype and communicator with MPI_ERRORS_RETURN: the
@@ -38,6 +41,52 @@ static int invalid_args(void) {
         return 3;
     }
     return 0;
+}
+
+/* The operations the first part of the plan leaves out, each message
+ * received into a buffer of exactly its size (so bytes sent and bytes
+ * received total the same). Receives are posted before the matching
+ * synchronous and ready sends, so nothing waits on a rank that has not got
+ * there yet. */
+static void plan_rest(int r, int n, int *ints, int *ints2) {
+    MPI_Comm world = MPI_COMM_WORLD;
+    int left = (r + n - 1) % n, right = (r + 1) % n, index = 0, outcount = 0, flag = 0;
+    int indices[1];
+    MPI_Request req[6], nulls[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    static char bsend_buffer[1024 + 2 * MPI_BSEND_OVERHEAD];
+    MPI_Buffer_attach(bsend_buffer, (int)sizeof bsend_buffer);
+
+    MPI_Irecv(ints2, 2, MPI_INT, left, 11, world, &req[0]);
+    MPI_Irecv(ints2 + 2, 3, MPI_INT, right, 12, world, &req[1]);
+    MPI_Ssend(ints, 2, MPI_INT, right, 11, world);
+    MPI_Ssend(ints, 3, MPI_INT, left, 12, world);
+    for (int i = 0; i < 2; i++) MPI_Waitany(2, req, &index, MPI_STATUS_IGNORE);
+
+    MPI_Irecv(ints2, 4, MPI_INT, left, 13, world, &req[0]);
+    MPI_Bsend(ints, 4, MPI_INT, right, 13, world);
+    MPI_Waitsome(1, req, &outcount, indices, MPI_STATUSES_IGNORE);
+
+    MPI_Irecv(ints2, 5, MPI_INT, left, 14, world, &req[0]);
+    MPI_Barrier(world); /* every receive of the ready send is posted */
+    MPI_Rsend(ints, 5, MPI_INT, right, 14, world);
+    MPI_Wait(&req[0], MPI_STATUS_IGNORE);
+
+    MPI_Irecv(ints2, 6, MPI_INT, left, 15, world, &req[0]);
+    MPI_Irecv(ints2 + 6, 7, MPI_INT, left, 16, world, &req[1]);
+    MPI_Irecv(ints2 + 13, 8, MPI_INT, left, 17, world, &req[2]);
+    MPI_Barrier(world);
+    MPI_Issend(ints, 6, MPI_INT, right, 15, world, &req[3]);
+    MPI_Ibsend(ints, 7, MPI_INT, right, 16, world, &req[4]);
+    MPI_Irsend(ints, 8, MPI_INT, right, 17, world, &req[5]);
+    MPI_Waitall(6, req, MPI_STATUSES_IGNORE);
+
+    MPI_Testall(2, nulls, &flag, MPI_STATUSES_IGNORE);
+    MPI_Testany(2, nulls, &index, &flag, MPI_STATUS_IGNORE);
+    MPI_Scan(ints, ints2, 2, MPI_INT, MPI_SUM, world);
+    MPI_Exscan(ints, ints2, 3, MPI_INT, MPI_SUM, world);
+    void *detached = NULL;
+    int detached_size = 0;
+    MPI_Buffer_detach(&detached, &detached_size);
 }
 
 static void plan(int r, int n) {
@@ -88,14 +137,26 @@ static void plan(int r, int n) {
     MPI_Alltoall(ints, 1, MPI_INT, big, 1, MPI_INT, world);
     MPI_Alltoallv(ints, ones, ones_displs, MPI_INT, big, ones, ones_displs, MPI_INT, world);
     MPI_Reduce_scatter(ints, ints2, ones, MPI_INT, MPI_SUM, world);
+    plan_rest(r, n, ints, ints2);
 
-    MPI_Comm half, copy;
+    MPI_Comm half, copy, whole;
+    MPI_Group group;
     MPI_Comm_split(world, r % 2, r, &half);
+    int half_f = MPI_Comm_c2f(half);
     for (int i = 0; i < 2; i++) MPI_Allreduce(ints, ints2, 1, MPI_INT, MPI_SUM, half);
     MPI_Comm_free(&half);
     MPI_Comm_dup(world, &copy);
+    int copy_f = MPI_Comm_c2f(copy);
     MPI_Barrier(copy);
     MPI_Comm_free(&copy);
+    MPI_Comm_group(world, &group);
+    MPI_Comm_create(world, group, &whole);
+    int whole_f = MPI_Comm_c2f(whole);
+    MPI_Group_free(&group);
+    MPI_Comm_free(&whole);
+    printf("pmpi_app: rank %d comms world=%d half=%d copy=%d whole=%d\n", r,
+           (int)MPI_Comm_c2f(world), half_f, copy_f, whole_f);
+    fflush(stdout);
     free(counts);
     free(displs);
     free(ones);
@@ -111,6 +172,7 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (!strcmp(mode, "invalid")) {
         status = invalid_args();
+        printf("pmpi_app: rank %d comms world=%d\n", r, (int)MPI_Comm_c2f(MPI_COMM_WORLD));
     } else if (!strcmp(mode, "abort")) {
         MPI_Barrier(MPI_COMM_WORLD);
         if (r == n - 1) MPI_Abort(MPI_COMM_WORLD, 5);

@@ -39,6 +39,16 @@ int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error
  * ("MPI was finalized before sp_finalize", ...). SP_OK or SP_ERR_MPI. */
 int spi_job_join_late(const char **why_alone, spi_error *err);
 
+/* Setup's verdict for the whole job, so that every rank starts a session
+ * or none does: each rank passes its own status and every rank gets rank
+ * 0's when it failed (rank 0 checks the output path: it writes the file),
+ * else any other rank's failure, else SP_OK. Collective over the job's
+ * communicator (every rank of a joined job calls it once after
+ * spi_job_start), bounded like joining by SCOPE_PROFILER_MPI_TIMEOUT: a
+ * rank that does not come within it gives SP_ERR_MPI with err filled, never
+ * a hang. A process alone gets its own status. */
+int spi_job_agree(int status, spi_error *err);
+
 uint32_t spi_job_rank(void);
 uint32_t spi_job_size(void);
 /* Distinct host names over the job (1 when alone). */

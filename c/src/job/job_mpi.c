@@ -233,6 +233,23 @@ static int join(const void *mpi_comm, void (*on_mpi_finalize)(void), const char 
     return status;
 }
 
+int spi_job_agree(int status, spi_error *err) {
+    if (job_comm == MPI_COMM_NULL || job_broken) return status;
+    /* MAX over the ranks of [rank 0's status, the others' statuses]: codes
+     * are >= 0 and SP_OK is 0, so any failure shows, rank 0's first */
+    int mine[2] = {job_rank == 0 ? status : SP_OK, job_rank == 0 ? SP_OK : status};
+    int job[2] = {SP_OK, SP_OK};
+    MPI_Request request;
+    int rc = MPI_Iallreduce(mine, job, 2, MPI_INT, MPI_MAX, job_comm, &request);
+    int arrived = rc == MPI_SUCCESS ? wait_for_every_rank(&request, "checked the output path", err)
+                                    : spi_job_mpi_fail(err, rc, "agreeing on the output path");
+    if (arrived != SP_OK) {
+        job_broken = 1; /* the others may be gone: no collective frees the communicator */
+        return arrived;
+    }
+    return job[0] != SP_OK ? job[0] : job[1];
+}
+
 int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, spi_error *err) {
     *all = NULL;
     int size = job_comm == MPI_COMM_NULL ? 1 : job_size;

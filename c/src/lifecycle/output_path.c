@@ -19,9 +19,12 @@
  */
 #include "lifecycle/output_path.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/alloc.h"
@@ -124,4 +127,41 @@ char *spi_output_path_for_rank(const char *path, int rank) {
     char *out = spi_malloc(length);
     if (out) snprintf(out, length, "%.*s.rank%d%s", (int)head, path, rank, dot);
     return out;
+}
+
+int spi_output_dir_check(const char *path, spi_error *err) {
+    /* the directory part: up to the last '/' (without trailing ones), "/"
+     * for a file at the root, "." for a bare name */
+    const char *slash = strrchr(path, '/');
+    size_t len = slash ? (size_t)(slash - path) : 1;
+    while (slash && len > 0 && path[len - 1] == '/') len--;
+    if (slash && len == 0) len = 1; /* "/name" */
+    char *dir = spi_malloc(len + 1);
+    if (!dir) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
+    memcpy(dir, slash ? path : ".", len);
+    dir[len] = '\0';
+    struct stat st;
+    int status = SP_OK;
+    if (stat(dir, &st) != 0) {
+        int error = errno;
+        if (error == ENOENT || error == ENOTDIR)
+            status = spi_error_set(err, SP_ERR_OUTPUT, "cannot write %s: the directory %s does "
+                                   "not exist%s", path, dir,
+                                   error == ENOTDIR ? " (a part of its path is a file)" : "");
+        else
+            status = spi_error_set(err, SP_ERR_OUTPUT,
+                                   "cannot write %s: the directory %s cannot be examined (%s)",
+                                   path, dir, strerror(error));
+    } else if (!S_ISDIR(st.st_mode)) {
+        status = spi_error_set(err, SP_ERR_OUTPUT, "cannot write %s: %s is not a directory",
+                               path, dir);
+    } else if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) != 0) {
+        /* the effective ids decide, as they will for the writer's open();
+         * a read-only file system is refused here too (EROFS) */
+        status = spi_error_set(err, SP_ERR_OUTPUT,
+                               "cannot write %s: no files can be created in the directory %s (%s)",
+                               path, dir, strerror(errno));
+    }
+    spi_free(dir);
+    return status;
 }

@@ -32,4 +32,13 @@ bool spi_launcher_rank(int *rank, int *size);
  * several processes of one launch would otherwise write the same path. */
 char *spi_output_path_for_rank(const char *path, int rank);
 
+#include "util/error.h"
+
+/* Whether the directory that `path` goes into exists and this process may
+ * create files in it (the writer's temporary sibling, then the rename):
+ * SP_OK, or SP_ERR_OUTPUT with err naming the path and the directory.
+ * sp_setup asks it (on rank 0, which writes), so a run whose profile could
+ * never be written stops before it starts instead of at finalize. */
+int spi_output_dir_check(const char *path, spi_error *err);
+
 #endif /* SPI_OUTPUT_PATH_H */

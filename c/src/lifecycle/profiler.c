@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -36,7 +37,14 @@
 typedef struct spi_config {
     bool active;              /* between setup and finalize, not disabled */
     bool disabled;            /* SCOPE_PROFILER_DISABLE=1 at setup */
+    /* started on the program's behalf (sp_session_adoptable): the
+     * program's own setup takes it over; adoptable_by says by whom */
+    bool adoptable;
+    char *adoptable_by;
     char *file_path;
+    /* the path a taken-over session began with: the recorder's spill
+     * label points to it until the session is released */
+    char *first_path;
     char *label;
     char *source_language;    /* NULL: "c" */
     sp_metadata_detail detail;
@@ -45,6 +53,11 @@ typedef struct spi_config {
     bool aggregate;           /* SP_MODE_AGGREGATE after resolution */
     bool tsc;                 /* the TSC clock after resolution */
     bool path_per_process;    /* the path pattern names the rank or pid */
+    /* what the recording began with, for a setup that takes it over */
+    size_t buffer_limit;
+    bool flush;
+    char *perf_events;        /* the perf events asked for (options, then environment) */
+    bool likwid;              /* LIKWID asked for */
     int64_t start_time_ns;
 } spi_config;
 
@@ -151,9 +164,12 @@ SP_API void sp_options_init(sp_options *options) {
 }
 
 static void release_config(void) {
+    spi_free(config.adoptable_by);
     spi_free(config.file_path);
+    spi_free(config.first_path);
     spi_free(config.label);
     spi_free(config.source_language);
+    spi_free(config.perf_events);
     config = (spi_config){0};
 }
 
@@ -197,8 +213,11 @@ static int settle_job(spi_error *err) {
  * calls sp_setup itself; the parent's session goes on unchanged. */
 static void forked_child(void) {
     spi_recorder_fork_child();
+    spi_free(config.adoptable_by);
     spi_free(config.file_path);
+    spi_free(config.first_path);
     spi_free(config.label);
+    spi_free(config.perf_events);
     config = (spi_config){0};
 }
 
@@ -213,24 +232,218 @@ SP_API int sp_setup_with_options(const sp_options *options) {
     return spi_setup_in_job(options, NULL);
 }
 
+static bool options_valid(const sp_options *options) {
+    return options &&
+           (options->metadata_detail == SP_METADATA_MINIMAL ||
+            options->metadata_detail == SP_METADATA_FULL) &&
+           (options->mode == SP_MODE_AUTO || options->mode == SP_MODE_TRACE ||
+            options->mode == SP_MODE_AGGREGATE) &&
+           (options->clock == SP_CLOCK_AUTO || options->clock == SP_CLOCK_TSC ||
+            options->clock == SP_CLOCK_MONOTONIC) &&
+           (options->overflow == SP_OVERFLOW_AUTO || options->overflow == SP_OVERFLOW_FLUSH ||
+            options->overflow == SP_OVERFLOW_DROP) &&
+           /* documented as 0 or 1: anything else is a caller's mistake */
+           (options->write_file == 0 || options->write_file == 1) &&
+           (options->quiet == 0 || options->quiet == 1) &&
+           (options->likwid == 0 || options->likwid == 1);
+}
+
+/* The perf events and LIKWID a setup asks for: its options, then the
+ * environment (as counters.c resolves them). */
+static const char *perf_request(const sp_options *options) {
+    const char *list = options->perf_events;
+    if (!list || !*list) list = getenv("SCOPE_PROFILER_PERF_EVENTS");
+    return list && *list ? list : NULL;
+}
+
+static bool likwid_request(const sp_options *options) {
+    return options->likwid || env_flag("SCOPE_PROFILER_LIKWID");
+}
+
+/* The output path `options` ask for, in this job. Every rank resolves it
+ * (it needs the job's rank); rank 0, which writes the file, checks it: an
+ * empty path, one that can never be published (output_check.h), a
+ * directory that is missing or where no file can be created. Every rank
+ * gets the job's verdict, `status` (this rank's own trouble so far) folded
+ * in, so all start the session or none does. Collective like
+ * spi_job_start: every rank of a joined job calls it. SP_OK with *path set
+ * (spi_free), or the status with *say holding what this rank has to say
+ * about it (empty unless it found the trouble itself: a refusal is said
+ * once, by the rank that found it). */
+static int agreed_output_path(const sp_options *options, bool write_file, int status,
+                              char **path, spi_error *say) {
+    *path = NULL;
+    spi_error local;
+    spi_error_clear(&local);
+    if (status != SP_OK) spi_error_set(&local, status, "out of memory");
+    bool checks = write_file && spi_job_rank() == 0 && status == SP_OK;
+    /* An empty path given by the program is a mistake, not "the default":
+     * refused, unless $SCOPE_PROFILER_FILE decides the path anyway. */
+    if (checks && options->file_path && !options->file_path[0] &&
+        !env_text("SCOPE_PROFILER_FILE"))
+        spi_error_set(&local, SP_ERR_INVALID_ARGUMENT, "the output path is empty");
+    if (local.status == SP_OK) {
+        *path = spi_output_path(options->file_path, spi_job_rank(), spi_job_size());
+        if (!*path) spi_error_set(&local, SP_ERR_OUT_OF_MEMORY, "out of memory");
+        /* refused now, not after the run at finalize, when the data would be lost */
+        else if (checks && spi_output_path_check(*path, &local) == SP_OK)
+            spi_output_dir_check(*path, &local);
+    }
+    spi_error job_err;
+    spi_error_clear(&job_err);
+    status = spi_job_agree(local.status, &job_err);
+    *say = local.status != SP_OK ? local : job_err;
+    if (status != SP_OK) {
+        spi_free(*path);
+        *path = NULL;
+    }
+    return status;
+}
+
+/* Append "; <what>" (the first without "; ") to text. */
+static void note_kept(char *text, size_t size, const char *format, ...)
+    __attribute__((format(printf, 3, 4)));
+static void note_kept(char *text, size_t size, const char *format, ...) {
+    size_t used = strlen(text);
+    if (used && used + 2 < size) {
+        memcpy(text + used, "; ", 3);
+        used += 2;
+    }
+    if (used + 1 >= size) return;
+    va_list args;
+    va_start(args, format);
+    vsnprintf(text + used, size - used, format, args);
+    va_end(args);
+}
+
+/* What the program's setup asks for that the running session cannot
+ * change: it recorded calls with it. Only fields the options set are
+ * compared (AUTO and the defaults resolve from the same environment the
+ * session began with). */
+static void describe_kept(const sp_options *options, const void *mpi_comm, char *kept,
+                          size_t size) {
+    kept[0] = '\0';
+    const char *mode = config.aggregate ? "aggregate" : "trace";
+    if (options->mode != SP_MODE_AUTO && (options->mode == SP_MODE_AGGREGATE) != config.aggregate)
+        note_kept(kept, size, "mode %s (%s asked)", mode,
+                  options->mode == SP_MODE_AGGREGATE ? "aggregate" : "trace");
+    if (options->clock != SP_CLOCK_AUTO) {
+        char reason[256] = "";
+        bool tsc = options->clock == SP_CLOCK_TSC && spi_clock_tsc_usable(reason, sizeof reason);
+        if (tsc != config.tsc)
+            note_kept(kept, size, "clock %s (%s asked)", config.tsc ? "tsc" : "monotonic",
+                      tsc ? "tsc" : "monotonic");
+    }
+    if (!config.aggregate && options->buffer_limit_bytes != SP_BUFFER_LIMIT_DEFAULT &&
+        options->buffer_limit_bytes != config.buffer_limit)
+        note_kept(kept, size, "buffer limit %zu bytes (%zu asked)", config.buffer_limit,
+                  options->buffer_limit_bytes);
+    if (!config.aggregate && config.buffer_limit && options->overflow != SP_OVERFLOW_AUTO &&
+        (options->overflow == SP_OVERFLOW_FLUSH) != config.flush)
+        note_kept(kept, size, "overflow %s (%s asked)", config.flush ? "flush" : "drop",
+                  config.flush ? "drop" : "flush");
+    const char *perf = perf_request(options);
+    if ((perf == NULL) != (config.perf_events == NULL) ||
+        (perf && strcmp(perf, config.perf_events) != 0))
+        note_kept(kept, size, "perf events %s (%s asked)",
+                  config.perf_events ? config.perf_events : "none", perf ? perf : "none");
+    if (likwid_request(options) != config.likwid)
+        note_kept(kept, size, "LIKWID %s (%s asked)", config.likwid ? "on" : "off",
+                  config.likwid ? "off" : "on");
+    if ((options->write_file != 0) != config.write_file)
+        note_kept(kept, size, "write_file %d (%d asked)", config.write_file ? 1 : 0,
+                  options->write_file);
+    if (mpi_comm)
+        note_kept(kept, size, "the communicator it joined (not the one sp_setup_mpi names)");
+}
+
+/* The program's own setup of a session started on its behalf
+ * (sp_session_adoptable): the recording goes on, calls recorded so far
+ * included; the output path, label, language, metadata detail and quiet
+ * become the program's; the rest stays, said once on rank 0. With MPI the
+ * session's job stays too, so this is collective like the first setup was
+ * (every rank of the job calls it). On failure the session goes on
+ * unchanged (and may still be taken over). */
+static int take_over(const sp_options *options, const void *mpi_comm) {
+    bool quiet = options->quiet || env_flag("SCOPE_PROFILER_QUIET");
+    spi_diag_set_quiet(quiet);
+    const char *label = options->label ? options->label : env_text("SCOPE_PROFILER_LABEL");
+    const char *language = options->source_language && *options->source_language
+                               ? options->source_language
+                               : NULL;
+    char *label_copy = label ? spi_strdup(label) : NULL;
+    char *language_copy = language ? spi_strdup(language) : NULL;
+    int status = (label && !label_copy) || (language && !language_copy) ? SP_ERR_OUT_OF_MEMORY
+                                                                        : SP_OK;
+    char *path = NULL;
+    spi_error say;
+    /* The job's agreement calls MPI, and those calls are not the program's:
+     * the PMPI wrappers record only while sp_is_active(), so the session
+     * is hidden from them meanwhile (the recorder itself goes on). */
+    config.active = false;
+    status = agreed_output_path(options, config.write_file, status, &path, &say);
+    config.active = true;
+    if (status != SP_OK) {
+        spi_free(label_copy);
+        spi_free(language_copy);
+        if (say.status != SP_OK || spi_job_rank() == 0)
+            spi_diag("%s%sthe session started by %s goes on unchanged and writes %s",
+                     say.message, say.message[0] ? "; " : "", config.adoptable_by,
+                     config.file_path);
+        spi_diag_set_quiet(config.quiet);
+        spi_status_remember(status);
+        return status;
+    }
+    char kept[768];
+    describe_kept(options, mpi_comm, kept, sizeof kept);
+    if (kept[0] && spi_job_rank() == 0)
+        spi_diag("sp_setup takes over the session started by %s, with the calls recorded so "
+                 "far; what cannot change once calls are recorded stays as it began: %s",
+                 config.adoptable_by, kept);
+    spi_free(config.label);
+    config.label = label_copy;
+    spi_free(config.source_language);
+    config.source_language = language_copy;
+    config.detail = options->metadata_detail;
+    config.quiet = quiet;
+    /* the recorder's spill label is the first path: kept until release */
+    if (config.first_path) spi_free(config.file_path);
+    else config.first_path = config.file_path;
+    config.file_path = path;
+    config.path_per_process = spi_output_path_per_process(options->file_path);
+    config.adoptable = false;
+    spi_free(config.adoptable_by);
+    config.adoptable_by = NULL;
+    return SP_OK;
+}
+
+bool spi_setup_adoptable(void) { return config.active && config.adoptable; }
+
+SP_API int sp_session_adoptable(const char *started_by) {
+    if (!config.active) {
+        spi_status_remember(SP_ERR_NOT_ACTIVE);
+        return SP_ERR_NOT_ACTIVE;
+    }
+    char *who = spi_strdup(started_by && *started_by ? started_by : "a tool");
+    if (!who) {
+        spi_status_remember(SP_ERR_OUT_OF_MEMORY);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    spi_free(config.adoptable_by);
+    config.adoptable_by = who;
+    config.adoptable = true;
+    return SP_OK;
+}
+
 int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
     int status = SP_OK;
-    if (!options ||
-        (options->metadata_detail != SP_METADATA_MINIMAL &&
-         options->metadata_detail != SP_METADATA_FULL) ||
-        (options->mode != SP_MODE_AUTO && options->mode != SP_MODE_TRACE &&
-         options->mode != SP_MODE_AGGREGATE) ||
-        (options->clock != SP_CLOCK_AUTO && options->clock != SP_CLOCK_TSC &&
-         options->clock != SP_CLOCK_MONOTONIC) ||
-        (options->overflow != SP_OVERFLOW_AUTO && options->overflow != SP_OVERFLOW_FLUSH &&
-         options->overflow != SP_OVERFLOW_DROP) ||
-        /* documented as 0 or 1: anything else is a caller's mistake */
-        (options->write_file != 0 && options->write_file != 1) ||
-        (options->quiet != 0 && options->quiet != 1) || (options->likwid != 0 && options->likwid != 1))
+    if (!options_valid(options))
         status = SP_ERR_INVALID_ARGUMENT;
     else if (config.disabled)
         return SP_OK; /* SCOPE_PROFILER_DISABLE: a no-op like every other call,
                        * not a claim that profiling is active */
+    else if (config.active && config.adoptable)
+        return take_over(options, mpi_comm);
     else if (config.active)
         status = SP_ERR_ALREADY_ACTIVE;
     if (status != SP_OK) {
@@ -251,11 +464,15 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
                                ? options->source_language
                                : NULL;
     config.source_language = language ? spi_strdup(language) : NULL;
-    if ((label && !config.label) || (language && !config.source_language)) {
+    const char *perf = perf_request(options);
+    config.perf_events = perf ? spi_strdup(perf) : NULL;
+    if ((label && !config.label) || (language && !config.source_language) ||
+        (perf && !config.perf_events)) {
         release_config();
         spi_status_remember(SP_ERR_OUT_OF_MEMORY);
         return SP_ERR_OUT_OF_MEMORY;
     }
+    config.likwid = likwid_request(options);
     config.detail = options->metadata_detail;
     config.write_file = options->write_file != 0;
     config.quiet = options->quiet || env_flag("SCOPE_PROFILER_QUIET");
@@ -270,51 +487,31 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
         spi_status_remember(status);
         return status;
     }
-    /* An empty path given by the program is a mistake, not "the default":
-     * refused, unless $SCOPE_PROFILER_FILE decides the path anyway. */
-    const char *env_path = env_text("SCOPE_PROFILER_FILE");
-    if (options->write_file && options->file_path && !options->file_path[0] && !env_path) {
-        spi_diag("the output path is empty");
-        spi_job_stop();
-        release_config();
-        spi_status_remember(SP_ERR_INVALID_ARGUMENT);
-        return SP_ERR_INVALID_ARGUMENT;
-    }
-    /* The path needs the job's rank: resolved once the job is joined. */
-    config.file_path = spi_output_path(options->file_path, spi_job_rank(), spi_job_size());
-    config.path_per_process = spi_output_path_per_process(options->file_path);
     label_diagnostics();
-    if (!config.file_path) {
+    /* The path needs the job's rank: resolved once the job is joined, and
+     * checked by rank 0 for the whole job. */
+    spi_error say;
+    status = agreed_output_path(options, config.write_file, SP_OK, &config.file_path, &say);
+    if (status != SP_OK) {
+        if (say.status != SP_OK) spi_diag("%s", say.message);
         spi_job_stop();
         release_config();
-        spi_status_remember(SP_ERR_OUT_OF_MEMORY);
-        return SP_ERR_OUT_OF_MEMORY;
+        spi_status_remember(status);
+        return status;
     }
-    /* A path that can never be published is refused now, not after the
-     * run at finalize, when the data would be lost. */
-    if (options->write_file) {
-        spi_error path_err;
-        spi_error_clear(&path_err);
-        if (spi_output_path_check(config.file_path, &path_err) != SP_OK) {
-            spi_diag("%s", path_err.message);
-            spi_job_stop();
-            release_config();
-            spi_status_remember(path_err.status);
-            return path_err.status;
-        }
-    }
+    config.path_per_process = spi_output_path_per_process(options->file_path);
     config.start_time_ns = spi_clock_now_ns();
     /* Counters before the recorder: threads attach their counters as soon
      * as recording starts. */
     status = spi_counters_configure(options);
-    spi_recording recording = {.buffer_limit_bytes = resolve_buffer_limit(options->buffer_limit_bytes,
-                                                                         config.write_file),
+    config.buffer_limit = resolve_buffer_limit(options->buffer_limit_bytes, config.write_file);
+    config.flush = !config.aggregate && config.buffer_limit && resolve_flush(options->overflow);
+    spi_recording recording = {.buffer_limit_bytes = config.buffer_limit,
                                .spill_label = config.file_path,
                                .aggregate = config.aggregate, .tsc = config.tsc,
                                .hooks = spi_counters_hooks()};
     /* A bounded trace that flushes: its spill file beside the output. */
-    if (status == SP_OK && !config.aggregate && recording.buffer_limit_bytes &&
-        resolve_flush(options->overflow) && config.write_file) {
+    if (status == SP_OK && config.flush && config.write_file) {
         spi_error spill_err;
         spi_error_clear(&spill_err);
         if (spi_spill_open(&recording.spill, config.file_path, &spill_err) != SP_OK)
@@ -457,8 +654,9 @@ static int finalize_session(sp_results **results) {
     int converted = spi_recorder_convert_ticks(&session);
     /* the summary's call paths, while every event is still at hand */
     spi_finalize_summary summary;
-    spi_finalize_summary_start(&summary, &session,  spi_job_rank(),
+    spi_finalize_summary_start(&summary, &session, spi_job_rank(),
                                converted == SP_OK && spi_finalize_summary_wanted(config.quiet));
+    int64_t summary_paths_ns = summary.ns; /* before the write: not collect time */
 
     spi_error err;
     spi_error_clear(&err);
@@ -472,7 +670,11 @@ static int finalize_session(sp_results **results) {
     if (status == SP_OK) status = spi_counters_collect(&session, rank, &profile);
     spi_counters_shutdown();
     spi_recorder_release(&session);
-    if (status != SP_OK) spi_error_set(&err, status, "out of memory while collecting the calls");
+    if (status == SP_ERR_OUTPUT)
+        spi_error_set(&err, status, "%s: cannot extend or read the spill file beside it while "
+                      "collecting the calls (disk full?)", config.file_path);
+    else if (status != SP_OK)
+        spi_error_set(&err, status, "out of memory while collecting the calls");
 
     spi_meta_context context = {.detail = config.detail, .label = config.label,
                                 .source_language = config.source_language,
@@ -494,7 +696,11 @@ static int finalize_session(sp_results **results) {
     if (config.write_file) {
         int local_status = status;
         if (local_status != SP_OK) spi_profile_free(&profile);
-        int job_status = spi_job_write(&profile, config.file_path, &totals, &err);
+        /* alone, a failed collection writes nothing (the previous file
+         * stays); in a job the others still need this rank at the write */
+        int job_status = local_status != SP_OK && spi_job_size() == 1
+                             ? local_status
+                             : spi_job_write(&profile, config.file_path, &totals, &err);
         status = local_status != SP_OK ? local_status : job_status;
     }
     int64_t write_ns = spi_clock_now_ns() - write_start;
@@ -521,7 +727,7 @@ static int finalize_session(sp_results **results) {
     if (spi_finalize_summary_gather(&summary, &profile, &summary_err) == SP_ERR_MPI)
         spi_diag("%s", summary_err.message);
     int64_t summary_start = spi_clock_now_ns();
-    phase_times times = {.collect_ns = write_start - finalize_ns - summary.ns,
+    phase_times times = {.collect_ns = write_start - finalize_ns - summary_paths_ns,
                          .write_ns = write_ns};
     print_report(&totals, report.recording_threads, ranks, spi_job_size(), &times, &err,
                  summary.wanted);

@@ -3,8 +3,20 @@
  */
 #include "scope_profiler_mpi.h"
 
+#include <stdbool.h>
+
 #include "util/error.h"
 #include "lifecycle/profiler.h"
+
+/* Whether comm has the ranks of MPI_COMM_WORLD in the same order. */
+static bool same_as_world(MPI_Comm comm) {
+    int initialized = 0, finalized = 0, result = MPI_UNEQUAL;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    return initialized && !finalized && comm != MPI_COMM_NULL &&
+           MPI_Comm_compare(comm, MPI_COMM_WORLD, &result) == MPI_SUCCESS &&
+           (result == MPI_IDENT || result == MPI_CONGRUENT);
+}
 
 SP_API int sp_setup_mpi(MPI_Comm comm, const sp_options *options) {
     sp_options defaults;
@@ -12,6 +24,10 @@ SP_API int sp_setup_mpi(MPI_Comm comm, const sp_options *options) {
         sp_options_init(&defaults);
         options = &defaults;
     }
+    /* Taking over a session the PMPI wrappers started (over
+     * MPI_COMM_WORLD): the world's ranks in the world's order are that
+     * very job; any other communicator is named to say it is not used. */
+    if (spi_setup_adoptable() && same_as_world(comm)) return spi_setup_in_job(options, NULL);
     return spi_setup_in_job(options, &comm);
 }
 

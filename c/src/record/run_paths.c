@@ -214,10 +214,10 @@ int spi_run_summary_paths(spi_session *session, uint32_t rank, spi_call_path **p
     /* fork parents' paths by sequence, only when some worker recorded */
     for (size_t i = 0; hosts && i < thread_count && status == SP_OK; i++) {
         if (threads[i]->omp_worker) continue;
-        sequence_paths[i] =
-            spi_malloc(((size_t)threads[i]->next_sequence + 1) * sizeof *sequence_paths[i]);
+        size_t bytes = ((size_t)threads[i]->next_sequence + 1) * sizeof *sequence_paths[i];
+        sequence_paths[i] = spi_malloc(bytes);
         if (!sequence_paths[i]) status = SP_ERR_OUT_OF_MEMORY;
-        else memset(sequence_paths[i], 0xff, ((size_t)threads[i]->next_sequence + 1) * sizeof(int32_t));
+        else memset(sequence_paths[i], 0xff, bytes); /* -1: not recorded */
     }
     /* the fork parents first, then the workers whose roots hang under them */
     for (int workers = 0; workers < 2 && status == SP_OK; workers++)

@@ -1,0 +1,236 @@
+#!/usr/bin/python3
+"""Run a program written against GPTL's, Caliper's or LIKWID's API (built
+against our shim, or against the original and run with our shim in
+LD_PRELOAD), on N MPI ranks or alone, and check the ONE file it writes with
+h5py: per rank, every call path (region names from the root) with its exact
+number of calls, and nothing else; the notes the shim must print (each
+exactly once per rank) and no other note of that shim; GPTL's tables.
+
+The expected paths follow from the programs (tests/shims/*_app.*): see
+EXPECTED below, keyed by (api, language, mode).
+
+Usage: check_shims.py --api gptl|caliper|likwid --lang c|fortran|cxx
+       --mode plan|early|bad --program P --workdir W [--mpiexec M --ranks N]
+       [--preload LIB] [--threads N]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+try:
+    import h5py
+except ImportError as exc:
+    print(f"skipped: {exc}")
+    sys.exit(77)
+
+LONG = "n" * 1024  # a 3000-byte name, cut to the bound
+
+
+def expected(api, lang, mode, rank, threads):
+    """{path tuple: calls} of one rank (threads: the OpenMP team of caliper_app)."""
+    if mode == "bad":
+        return {("outer",) if api != "caliper" else ("a",): 1,
+                ("outer", "inner") if api != "caliper" else ("a", "b"): 1,
+                (LONG,): 1}
+    work = rank + 1
+    if api == "gptl":
+        return {("total",): 1, ("total", "step"): 3, ("total", "step", "physics"): 3,
+                ("total", "step", "dynamics"): 3, ("total", "rank_work"): work}
+    if api == "likwid":
+        return {("total",): 1, ("total", "compute"): 3, ("total", "rank_work"): work}
+    if lang == "c":
+        loop = ("plan", "timeloop")
+        paths = {("plan",): 1, ("plan", "setup"): 1, loop: 1, loop + ("iteration#timeloop",): 3,
+                 loop + ("iteration#timeloop", "solve"): 3, ("plan", "output"): 1,
+                 ("plan", "rank_work"): work}
+        if threads:
+            paths[("plan", "threaded")] = threads
+        return paths
+    if lang == "fortran":
+        return {("main",): 1, ("main", "setup"): 1, ("main", "solve"): 3,
+                ("main", "rank_work"): work}
+    loop = ("main", "work", "loop")
+    return {("main",): 1, ("main", "work"): 1, loop: 1, loop + ("iteration#loop",): 2,
+            loop + ("iteration#loop", "compute"): 2, ("main", "may_throw"): 2}
+
+
+# The shim's notes each run must print exactly once per rank (regexes).
+NOTES = {
+    ("gptl", "plan"): [r"GPTLsetoption\(GPTLoverhead\): not implemented"],
+    ("gptl", "bad"): [r"GPTLstart before GPTLinitialize", r"GPTLinitialize called again",
+                      r"GPTLsetoption after GPTLinitialize", r"handle 12345",
+                      r"region names longer than 1024 bytes are cut",
+                      r"GPTLget_wallclock\(\"outer\"\) returns -1",
+                      r"GPTLstart with a NULL or empty name"],
+    ("caliper", "plan"): [r"(cali_config_set|ConfigManager|cali::ConfigManager) is accepted "
+                          r"and ignored"],
+    ("caliper", "bad"): [r"cali_end_region\(\"nothing_open\"\) with no such region open",
+                         r"cali_end_region\(\"a\"\) while \"b\" is the innermost open region",
+                         r"attribute id 999999", r"cali_begin_region with a NULL or empty name",
+                         r"region names longer than 1024 bytes are cut",
+                         r"cali_set_int sets a value, not a region"],
+    ("likwid", "plan"): [],
+    ("likwid", "bad"): [r"likwid_markerStartRegion before likwid_markerInit",
+                        r"region names longer than 1024 bytes are cut",
+                        r"likwid_markerResetRegion\(\"outer\"\) accepted",
+                        r"likwid_markerGetRegion\(\"outer\"\) gives zeros"],
+}
+API_NAME = {"gptl": "GPTL", "caliper": "Caliper", "likwid": "LIKWID markers"}
+# Mismatched stops are the core's to report (its own words, once each).
+CORE_NOTES = {("gptl", "bad"): [r"never_started", r"\bouter\b.*\binner\b|\binner\b.*\bouter\b"],
+              ("likwid", "bad"): [r"never_started", r"\bouter\b.*\binner\b|\binner\b.*\bouter\b"]}
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--api", required=True, choices=sorted(API_NAME))
+ap.add_argument("--lang", required=True, choices=["c", "fortran", "cxx"])
+ap.add_argument("--mode", required=True, choices=["plan", "early", "bad"])
+ap.add_argument("--threads", type=int, default=0,
+                help="caliper_app was built with OpenMP: its team of this many threads")
+ap.add_argument("--program", required=True)
+ap.add_argument("--workdir", required=True)
+ap.add_argument("--mpiexec")
+ap.add_argument("--ranks", type=int, default=1)
+ap.add_argument("--preload", help="the shim to LD_PRELOAD (the program links the original)")
+args = ap.parse_args()
+
+shutil.rmtree(args.workdir, ignore_errors=True)
+os.makedirs(args.workdir)
+out = os.path.join(args.workdir, "job.h5")
+env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1",
+           SCOPE_PROFILER_FILE=out, SCOPE_PROFILER_DISABLE="0")
+for var in ("SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_MODE", "LD_PRELOAD", "LIKWID_EVENTS",
+            "LIKWID_FILEPATH", "SCOPE_PROFILER_LIKWID"):
+    env.pop(var, None)
+# Open MPI keeps allocations from MPI_Init alive past exit by design.
+env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
+cmd = []
+if args.mpiexec:
+    cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.ranks)]
+    for var in ("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_DISABLE", "ASAN_OPTIONS"):
+        cmd += ["-x", var]
+preload = None
+if args.preload:
+    # Under ASan the sanitizer runtime must come first in the preload list.
+    asan = subprocess.run(["sh", "-c", f"ldd {args.program} | awk '/libasan/ {{print $3}}'"],
+                          capture_output=True, text=True).stdout.strip()
+    preload = ":".join(p for p in (asan, args.preload) if p)
+    if args.mpiexec:
+        cmd += ["-x", "LD_PRELOAD=" + preload]  # the ranks, not mpirun itself
+    else:
+        env["LD_PRELOAD"] = preload
+cmd += [args.program, args.mode]
+try:
+    run = subprocess.run(cmd, cwd=args.workdir, env=env, capture_output=True, text=True,
+                         timeout=150)
+except subprocess.TimeoutExpired:
+    print("FAIL: the run did not end in 150 s")
+    sys.exit(1)
+print(run.stdout)
+print(run.stderr, file=sys.stderr)
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"FAIL: {what}")
+
+
+def finish():
+    print(f"{len(failures)} failed" if failures else "shims: all checks passed")
+    sys.exit(1 if failures else 0)
+
+
+check(run.returncode == 0, f"exit code {run.returncode}")
+reports = [l for l in run.stdout.splitlines() if l.startswith("scope-profiler: wrote")]
+check(len(reports) == 1, f"exactly one report (rank 0 only), got {len(reports)}")
+check(os.path.isfile(out), "the job's one file exists")
+stray = [n for n in os.listdir(args.workdir) if n.endswith(".h5") and n != "job.h5"]
+check(not stray, f"no other profile files: {stray}")
+
+# Notes: per rank, each expected one exactly once, and no other note of
+# the shim (a spurious "before GPTLinitialize" would be a bug).
+notes = NOTES[(args.api, "plan" if args.mode == "early" else args.mode)]
+if args.api == "gptl" and args.lang == "fortran":
+    notes = notes + [r"GPTLstop before GPTLinitialize"]  # the stop after gptlfinalize
+for rank in range(args.ranks):
+    # The core's lines and ours: "scope-profiler: [rank N] ..." above rank 0.
+    prefix = "scope-profiler: " + (f"[rank {rank}] " if rank > 0 else "")
+    lines = [l[len(prefix):] for l in run.stderr.splitlines() if l.startswith(prefix)]
+    if rank == 0:
+        lines = [l for l in lines if not l.startswith("[rank ")]
+    ours = [l for l in lines if l.startswith(f"{API_NAME[args.api]}: ")]
+    for pattern in notes:
+        hits = [l for l in ours if re.search(pattern, l)]
+        check(len(hits) == 1, f"rank {rank}: note /{pattern}/ once, got {len(hits)}")
+    for line in ours:
+        check(any(re.search(p, line) for p in notes), f"rank {rank}: unexpected note: {line}")
+    for pattern in CORE_NOTES.get((args.api, args.mode), []):
+        hits = [l for l in lines if l not in ours and re.search(pattern, l)]
+        check(len(hits) == 1, f"rank {rank}: core message /{pattern}/ once, got {len(hits)}")
+if failures:
+    finish()
+
+
+def paths_of(f):
+    """{rank: {path: calls}} from the index, the call ids and parent ids."""
+    names = [x.decode() for x in f["region_table/names"][:]]
+    idx = f["rank_region_index"]
+    calls = {}  # rank -> {call id: (name, parent id)}
+    for i in range(len(idx["ranks"])):
+        rank, region = int(idx["ranks"][i]), int(idx["region_ids"][i])
+        first, count = int(idx["event_offsets"][i]), int(idx["event_counts"][i])
+        ids = f["events/call_ids"][first:first + count]
+        parents = f["events/parent_ids"][first:first + count]
+        for call, parent in zip(ids, parents):
+            calls.setdefault(rank, {})[int(call)] = (names[region], int(parent))
+    result = {}
+    for rank, table in calls.items():
+        counts = result.setdefault(rank, {})
+        for call in table:
+            path, node = [], call
+            while node != -1:
+                name, parent = table[node]
+                path.append(name)
+                check(parent < node, f"rank {rank}: parent {parent} < call {node}")
+                node = parent if parent in table or parent == -1 else -1
+            counts[tuple(reversed(path))] = counts.get(tuple(reversed(path)), 0) + 1
+    return result
+
+
+with h5py.File(out, "r") as f:
+    got = paths_of(f)
+    meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["metadata"].attrs.items()}
+check(sorted(got) == list(range(args.ranks)), f"ranks in the file: {sorted(got)}")
+for rank in range(args.ranks):
+    want = expected(args.api, args.lang, "plan" if args.mode == "early" else args.mode, rank,
+                    args.threads)
+    have = got.get(rank, {})
+    short = {tuple(n if len(n) < 40 else n[:8] + f"...({len(n)})" for n in p): c
+             for p, c in have.items()}
+    check(have == want, f"rank {rank}: call paths and counts\n  got  {short}")
+if args.mpiexec:
+    check(int(meta.get("mpi_size", 1)) == args.ranks, f"mpi_size {meta.get('mpi_size')}")
+language = "fortran" if args.lang == "fortran" else "c"
+check(meta.get("source_language") == language,
+      f"source_language {meta.get('source_language')!r} == {language!r}")
+
+# GPTLpr: this process's table in timing.<rank>; GPTLpr_summary (C):
+# the job's table, written once.
+if args.api == "gptl" and args.mode in ("plan", "early"):
+    for rank in range(args.ranks):
+        table = os.path.join(args.workdir, f"timing.{rank}")
+        text = open(table).read() if os.path.isfile(table) else ""
+        calls = re.search(r"rank_work\s+(\d+)\s", text)
+        check("physics" in text and calls and int(calls.group(1)) == rank + 1,
+              f"{table} holds the rank's own table (rank_work called {rank + 1} times):\n{text}")
+    if args.lang == "c":
+        summary = os.path.join(args.workdir, "timing.summary")
+        text = open(summary).read() if os.path.isfile(summary) else ""
+        check("dynamics" in text and "(GPTLpr_summary)" in text,
+              f"{summary} holds the job's table:\n{text}")
+finish()
