@@ -58,6 +58,7 @@ static const char *const usage_text =
     "  --ascii           plain ASCII table (default when not on a UTF-8 terminal)\n"
     "  --unicode         box-drawing table even when not on a terminal\n"
     "  -h, --help        show this help\n"
+    "      --version     show the version, git describe, HDF5 and MPI\n"
     "\n"
     "Exit status:\n"
     "  0  success\n"
@@ -106,6 +107,7 @@ static int parse_args(args *a, int argc, char **argv) {
             fputs(at + strlen("COLUMNS"), stdout);
             exit(0);
         }
+        if (!strcmp(arg, "--version")) exit(cli_print_version("scope-inspect"));
         if (!strcmp(arg, "--flat")) { a->flat = true; continue; }
         if (!strcmp(arg, "--metadata-only")) { a->metadata_only = true; continue; }
         if (!strcmp(arg, "--json")) { a->json = true; continue; }
@@ -523,7 +525,12 @@ int main(int argc, char **argv) {
     for (size_t f = 0; f < a.file_count; f++) {
         char msg[1024];
         sp_results *res = NULL;
-        int st = cli_results_open(a.files[f], 0, &res, msg, sizeof msg);
+        /* Calls on demand: the reader keeps the event columns in the file
+         * and the summary reads them rank by rank through cursors, so the
+         * peak does not grow with the number of calls (files it cannot
+         * serve that way, without stored exclusive totals, are read
+         * whole). */
+        int st = cli_results_open(a.files[f], SP_RESULTS_CALLS_ON_DEMAND, &res, msg, sizeof msg);
         if (st != SP_OK) {
             /* The reader's messages name the file; say it once more only
              * when one does not (argument errors). */

@@ -145,10 +145,173 @@ int spi_rows_durations(const spi_profile *profile, const size_t *rows, size_t ro
     return status;
 }
 
+/* Durations pooled in one array at most (bytes); a region with more calls
+ * is pooled in passes over its calls instead (pool_passes), with the same
+ * exact results. SCOPE_PROFILER_STATS_MEMORY (bytes) overrides it, which is
+ * how the tests make small regions take the passes. */
+#define POOL_MEMORY_DEFAULT ((uint64_t)32 << 20)
+
+static uint64_t pool_memory(void) {
+    const char *text = getenv("SCOPE_PROFILER_STATS_MEMORY");
+    if (!text || !text[0]) return POOL_MEMORY_DEFAULT;
+    char *end = NULL;
+    unsigned long long v = strtoull(text, &end, 10);
+    return end && *end == '\0' ? (uint64_t)v : POOL_MEMORY_DEFAULT;
+}
+
+/* Buckets of one refinement pass per order statistic. */
+#define SELECT_BUCKETS 65536u
+
+/* One wanted order statistic: its value lies in [lo, hi], and `below`
+ * values are smaller than lo. */
+typedef struct order_stat {
+    uint64_t rank;
+    int64_t lo, hi;
+    uint64_t below;
+    uint64_t *counts;
+} order_stat;
+
+/* The durations of rows[0..row_count) through cursors, each handed to fn. */
+typedef void (*duration_fn)(void *context, int64_t duration);
+
+static int each_duration(const spi_profile *profile, const size_t *rows, size_t row_count,
+                         duration_fn fn, void *context, spi_error *err) {
+    int status = SP_OK;
+    for (size_t r = 0; r < row_count && status == SP_OK; r++) {
+        spi_call_cursor cursor;
+        spi_call_slice slice;
+        status = spi_call_cursor_open(&cursor, profile, rows[r], SPI_CURSOR_DURATIONS, 0);
+        while (status == SP_OK && (status = spi_call_cursor_next(&cursor, &slice, err)) == SP_OK &&
+               slice.count)
+            for (size_t i = 0; i < slice.count; i++) fn(context, slice.durations[i]);
+        spi_call_cursor_close(&cursor);
+    }
+    if (status == SP_ERR_OUT_OF_MEMORY)
+        return spi_error_set(err, status, "out of memory pooling durations");
+    return status;
+}
+
+typedef struct first_pass {
+    double mean, m2;
+    int64_t min, max;
+    bool any;
+} first_pass;
+
+static void first_pass_add(void *context, int64_t d) {
+    first_pass *f = context;
+    double dev = (double)d - f->mean;  /* spi_std_values, value by value */
+    f->m2 += dev * dev;
+    if (!f->any || d < f->min) f->min = d;
+    if (!f->any || d > f->max) f->max = d;
+    f->any = true;
+}
+
+typedef struct select_pass {
+    order_stat *stats;
+    size_t count;
+} select_pass;
+
+static uint64_t bucket_width(const order_stat *o) {
+    uint64_t range = (uint64_t)o->hi - (uint64_t)o->lo; /* hi >= lo */
+    return range / SELECT_BUCKETS + 1;
+}
+
+static void select_pass_add(void *context, int64_t d) {
+    select_pass *p = context;
+    for (size_t t = 0; t < p->count; t++) {
+        order_stat *o = &p->stats[t];
+        if (o->lo == o->hi || d < o->lo || d > o->hi) continue;
+        o->counts[((uint64_t)d - (uint64_t)o->lo) / bucket_width(o)]++;
+    }
+}
+
+/* A region too large for one array: min, max and std in one pass (the
+ * deviations summed in the order spi_std_values sums them, so std is bit
+ * for bit the same), then each wanted order statistic narrowed down by
+ * counting the values in SELECT_BUCKETS buckets of its range per pass
+ * until the range is one value: exact, in memory independent of the calls
+ * (a few passes: each divides the range by 65536). */
+static int pool_passes(spi_region_stats *out, const spi_profile *profile, const size_t *rows,
+                       size_t row_count, spi_error *err) {
+    uint64_t n = out->calls;
+    first_pass f = {.mean = (double)out->total_ns / (double)n};
+    int status = each_duration(profile, rows, row_count, first_pass_add, &f, err);
+    if (status != SP_OK) return status;
+    out->mean_ns = f.mean;
+    out->std_ns = sqrt(f.m2 / (double)n);
+    out->min_ns = f.min;
+    out->max_ns = f.max;
+    static const double pcts[3] = {50.0, 95.0, 99.0};
+    order_stat stats[6];
+    select_pass pass = {stats, 0};
+    uint64_t lo_rank[3], hi_rank[3];
+    double frac[3];
+    for (int q = 0; q < 3; q++) {
+        /* spi_percentile_sorted's indices */
+        double virt = (double)(n - 1) * (pcts[q] / 100.0), lo_d = floor(virt);
+        if (lo_d < 0) lo_d = 0;
+        lo_rank[q] = (uint64_t)lo_d > n - 1 ? n - 1 : (uint64_t)lo_d;
+        hi_rank[q] = lo_rank[q] + 1 < n ? lo_rank[q] + 1 : n - 1;
+        frac[q] = virt - lo_d;
+        for (int side = 0; side < 2; side++) {
+            uint64_t rank = side ? hi_rank[q] : lo_rank[q];
+            bool known = false;
+            for (size_t t = 0; t < pass.count; t++) known |= stats[t].rank == rank;
+            if (!known) stats[pass.count++] = (order_stat){rank, f.min, f.max, 0, NULL};
+        }
+    }
+    for (size_t t = 0; t < pass.count && status == SP_OK; t++)
+        if (!(stats[t].counts = spi_calloc(SELECT_BUCKETS, sizeof *stats[t].counts)))
+            status = spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory pooling durations");
+    for (bool open = true; open && status == SP_OK;) {
+        for (size_t t = 0; t < pass.count; t++)
+            memset(stats[t].counts, 0, SELECT_BUCKETS * sizeof *stats[t].counts);
+        status = each_duration(profile, rows, row_count, select_pass_add, &pass, err);
+        open = false;
+        for (size_t t = 0; t < pass.count && status == SP_OK; t++) {
+            order_stat *o = &stats[t];
+            if (o->lo == o->hi) continue;
+            uint64_t width = bucket_width(o), seen = o->below, b = 0;
+            while (b + 1 < SELECT_BUCKETS && seen + o->counts[b] <= o->rank) seen += o->counts[b++];
+            o->below = seen;
+            /* offsets from lo: the range fits in uint64 whatever the signs */
+            uint64_t range = (uint64_t)o->hi - (uint64_t)o->lo, first = b * width;
+            uint64_t last = range - first < width - 1 ? range : first + width - 1;
+            o->hi = (int64_t)((uint64_t)o->lo + last);
+            o->lo = (int64_t)((uint64_t)o->lo + first);
+            open |= o->lo != o->hi;
+        }
+    }
+    for (int q = 0; q < 3 && status == SP_OK; q++) {
+        double a = 0.0, b = 0.0;
+        for (size_t t = 0; t < pass.count; t++) {
+            if (stats[t].rank == lo_rank[q]) a = (double)stats[t].lo;
+            if (stats[t].rank == hi_rank[q]) b = (double)stats[t].lo;
+        }
+        double diff = b - a, t = frac[q];
+        double v = t >= 0.5 ? b - diff * (1.0 - t) : a + diff * t;
+        if (q == 0) out->p50_ns = v;
+        else if (q == 1) out->p95_ns = v;
+        else out->p99_ns = v;
+    }
+    for (size_t t = 0; t < pass.count; t++) spi_free(stats[t].counts);
+    return status;
+}
+
 /* Pooled over calls: FORMAT.md 7.3 "with event data". */
 static int pool_events(spi_region_stats *out, const spi_profile *profile, const size_t *rows,
                        size_t row_count, spi_error *err) {
     size_t n = (size_t)out->calls;
+    bool gpu = false;
+    for (size_t r = 0; r < row_count; r++) gpu |= profile->rows[rows[r]].gpu_durations != NULL;
+    /* GPU rows are in memory anyway (a store never holds them). */
+    if (!gpu && n && out->calls > pool_memory() / sizeof(int64_t)) {
+        int status = pool_passes(out, profile, rows, row_count, err);
+        if (status == SP_OK)
+            out->available |= SPI_STAT_MIN_MAX | SPI_STAT_FIRST_LAST | SPI_STAT_STD |
+                              SPI_STAT_PERCENTILES | SPI_STAT_START_END;
+        return status;
+    }
     int64_t *all = spi_calloc(n ? n : 1, sizeof *all);
     if (!all) return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory pooling durations");
     uint64_t gpu_values = 0;

@@ -69,7 +69,13 @@ double spi_imbalance(const int64_t *totals, size_t n);
 int spi_row_exclusive(const spi_profile *profile, size_t row, int64_t *exclusive_ns,
                       spi_error *err);
 
-/* Statistics of `region` pooled over `ranks` (NULL = every rank). Ranks
+/* Statistics of `region` pooled over `ranks` (NULL = every rank). With
+ * calls, the pooled durations are held in one array up to 32 MiB
+ * (SCOPE_PROFILER_STATS_MEMORY bytes when set); a region with more calls
+ * is pooled in passes over its calls through cursors (min, max and std in
+ * one, then each percentile's order statistics narrowed by 65536-bucket
+ * counts per pass): the same exact values in memory independent of the
+ * calls. Ranks
  * without a row of the region are ignored. When the exclusive time cannot
  * be rebuilt, every other field is still filled, exclusive_ns is -1 and
  * SP_ERR_NESTING is returned with the message in err. Statuses: SP_OK,

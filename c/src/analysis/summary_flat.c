@@ -14,6 +14,7 @@
 #include "util/alloc.h"
 #include "analysis/stats.h"
 #include "analysis/summary_rows.h"
+#include "profile/call_cursor.h"
 
 /* Short for SPI_SV_BIT: the bit of a value slot in spi_summary_row.has. */
 #define HAS(slot) SPI_SV_BIT(slot)
@@ -35,38 +36,57 @@ static int64_t sat_add(int64_t a, int64_t b) {
     return r;
 }
 
-/* Union of a region's call intervals per rank, summed (flat rows), over
- * the region's selected rows. */
-static int64_t region_coverage(const spi_profile *p, const size_t *rows, size_t row_count,
-                               bool *ok) {
-    int64_t coverage = 0;
-    *ok = true;
-    for (size_t k = 0; k < row_count; k++) {
-        const spi_row *row = &p->rows[rows[k]];
-        if (row->count == 0) continue;
-        if (!row->starts || !row->durations) {
-            *ok = false;
-            return 0;
-        }
-        int64_t *pairs = spi_calloc((size_t)row->count * 2, sizeof *pairs);
-        if (!pairs) {
-            *ok = false;
-            return 0;
-        }
-        /* Sort (start, end) pairs by start via an index-free trick: two
-         * int64 per element compared on the first. */
-        for (uint64_t i = 0; i < row->count; i++) {
-            pairs[2 * i] = row->starts[i];
-            if (row->durations[i] < 0 ||
-                __builtin_add_overflow(row->starts[i], row->durations[i], &pairs[2 * i + 1])) {
-                spi_free(pairs);
+/* Sorts (start, end) pairs by start: two int64 per element compared on
+ * the first. */
+static int cmp_pair(const void *a, const void *b) { return cmp_i64(a, b); }
+
+/* Union of one row's call intervals, through a cursor (the calls may be in
+ * the file): streamed when the row is in start order (the union only grows
+ * at its end), else the row's (start, end) pairs sorted in memory, as
+ * before (only files that store calls out of start order pay that). *ok
+ * false: a damaged row (the total stands in) or no memory. */
+static int64_t row_coverage(const spi_profile *p, size_t index, bool *ok) {
+    const spi_row *row = &p->rows[index];
+    bool sorted = !row->out_of_start_order;
+    int64_t *pairs = sorted ? NULL : spi_calloc((size_t)row->count * 2, sizeof *pairs);
+    if (!sorted && !pairs) {
+        *ok = false;
+        return 0;
+    }
+    spi_call_cursor cursor;
+    spi_call_slice slice;
+    int64_t coverage = 0, cs = 0, ce = 0;
+    uint64_t k = 0;
+    int status = spi_call_cursor_open(&cursor, p, index, SPI_CURSOR_STARTS | SPI_CURSOR_DURATIONS,
+                                      0);
+    while (status == SP_OK && *ok && (status = spi_call_cursor_next(&cursor, &slice, NULL)) == SP_OK &&
+           slice.count) {
+        for (size_t i = 0; i < slice.count && *ok; i++, k++) {
+            int64_t s = slice.starts[i], e;
+            if (slice.durations[i] < 0 || __builtin_add_overflow(s, slice.durations[i], &e)) {
                 *ok = false;  /* a damaged row: the total stands in */
-                return 0;
+            } else if (!sorted) {
+                pairs[2 * k] = s;
+                pairs[2 * k + 1] = e;
+            } else if (k == 0) {
+                cs = s;
+                ce = e;
+            } else if (s <= ce) {
+                if (e > ce) ce = e;
+            } else {
+                coverage = sat_add(coverage, ce - cs);
+                cs = s;
+                ce = e;
             }
         }
-        qsort(pairs, (size_t)row->count, 2 * sizeof *pairs, cmp_i64);
-        int64_t cs = pairs[0], ce = pairs[1];
-        for (uint64_t i = 1; i < row->count; i++) {
+    }
+    spi_call_cursor_close(&cursor);
+    if (status != SP_OK) *ok = false;
+    if (*ok && !sorted && k) {
+        qsort(pairs, (size_t)k, 2 * sizeof *pairs, cmp_pair);
+        cs = pairs[0];
+        ce = pairs[1];
+        for (uint64_t i = 1; i < k; i++) {
             if (pairs[2 * i] <= ce) {
                 if (pairs[2 * i + 1] > ce) ce = pairs[2 * i + 1];
             } else {
@@ -75,10 +95,27 @@ static int64_t region_coverage(const spi_profile *p, const size_t *rows, size_t 
                 ce = pairs[2 * i + 1];
             }
         }
-        coverage = sat_add(coverage, ce - cs);
-        spi_free(pairs);
     }
-    return coverage;
+    spi_free(pairs);
+    return k ? sat_add(coverage, ce - cs) : 0;
+}
+
+/* Union of a region's call intervals per rank, summed (flat rows), over
+ * the region's selected rows. */
+static int64_t region_coverage(const spi_profile *p, const size_t *rows, size_t row_count,
+                               bool *ok) {
+    int64_t coverage = 0;
+    *ok = true;
+    for (size_t k = 0; k < row_count && *ok; k++) {
+        const spi_row *row = &p->rows[rows[k]];
+        if (row->count == 0) continue;
+        if (!p->store && (!row->starts || !row->durations)) {
+            *ok = false;
+            return 0;
+        }
+        coverage = sat_add(coverage, row_coverage(p, rows[k], ok));
+    }
+    return *ok ? coverage : 0;
 }
 
 static void flat_row_values(spi_summary_row *row, const spi_region_stats *s) {

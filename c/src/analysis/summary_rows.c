@@ -3,12 +3,13 @@
  * over ranks; summary_table.c orders them and summary.c prints them.
  *
  * Rows are call paths, not regions: every call of every selected rank gets
- * the path of region names from its root (through the rank's call tree,
- * calltree.c), runs of one name collapse into one element so recursion is
- * one row, and all calls with the same path are pooled over ranks. The
- * tree is built unfiltered and filters only decide which calls get a row:
- * a hidden call passes its place in the path on to its children, and its
- * time still counts as child time of its parent, so "(own)" is honest.
+ * the path of region names from its root (call_paths.c: each rank's calls
+ * walked once in time order, each placed on its path as it arrives, so no
+ * call is kept), runs of one name collapse into one element so recursion
+ * is one row, and all calls with the same path are pooled over ranks. The
+ * tree is the unfiltered one and filters only decide which calls get a
+ * row: a hidden call passes its place in the path on to its children, and
+ * its time still counts as child time of its parent, so "(own)" is honest.
  *
  * An aggregate file with call paths (docs/FORMAT.md) gives the same tree
  * from its paths, pooled the same way (add_paths).
@@ -27,6 +28,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "analysis/call_paths.h"
 #include "analysis/calltree.h"
 #include "analysis/stats.h"
 #include "analysis/summary_rows.h"
@@ -34,7 +36,7 @@
 /* Short for SPI_SV_BIT: the bit of a value slot in spi_summary_row.has. */
 #define HAS(slot) SPI_SV_BIT(slot)
 
-/* ---- table rows ------------------------------------------------------------ */
+/* ---- the builder: path nodes, call records, rows ------------------------- */
 
 typedef struct node {
     long parent;
@@ -42,12 +44,6 @@ typedef struct node {
     int depth;
     bool recursive;
 } node;
-
-typedef struct rec {
-    long node;
-    uint32_t rank;
-    int64_t start, end, excl;
-} rec;
 
 typedef struct builder {
     const spi_profile *profile;
@@ -57,8 +53,6 @@ typedef struct builder {
     size_t node_count, node_cap;
     long *hash;         /* node index + 1, 0 = empty */
     size_t hash_cap;
-    rec *recs;
-    size_t rec_count, rec_cap;
     spi_summary_row *rows;
     size_t row_count, row_cap;
     spi_error *err;
@@ -134,7 +128,7 @@ static int node_get(builder *b, long parent, uint32_t region, long *out) {
     return SP_OK;
 }
 
-/* ---- one rank's calls into path records ---------------------------------- */
+/* ---- traces: the tree from the calls, folded into paths rank by rank --- */
 
 typedef struct rank_rows {
     uint32_t rank;
@@ -145,64 +139,6 @@ static int cmp_rank_rows(const void *a, const void *b) {
     const rank_rows *x = a, *y = b;
     if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
     return x->row < y->row ? -1 : (x->row > y->row);
-}
-
-static int add_rank(builder *b, uint32_t rank, const size_t *rows, size_t row_count) {
-    spi_rank_tree tree;
-    int status = spi_rank_tree_build_rows(&tree, b->profile, rank, rows, row_count, b->err);
-    if (status != SP_OK) return status;
-    long *eff = spi_calloc(tree.call_count ? tree.call_count : 1, sizeof *eff);
-    if (!eff) {
-        spi_rank_tree_free(&tree);
-        return oom(b);
-    }
-    for (size_t i = 0; i < tree.call_count && status == SP_OK; i++) {
-        const spi_row *row = &b->profile->rows[tree.rows[i]];
-        long parent_node = tree.parent[i] >= 0 ? eff[tree.parent[i]] : -1;
-        if (!b->visible[row->region]) {
-            /* Renest: the hidden call's children hang where it would. */
-            eff[i] = parent_node;
-            continue;
-        }
-        long id = -1;
-        if (parent_node >= 0 && b->nodes[parent_node].region == row->region) {
-            id = parent_node;  /* a run of one name collapses: recursion */
-            b->nodes[id].recursive = true;
-        } else {
-            status = node_get(b, parent_node, row->region, &id);
-            if (status != SP_OK) break;
-        }
-        eff[i] = id;
-        if (b->rec_count == b->rec_cap) {
-            size_t cap = b->rec_cap ? 2 * b->rec_cap : 256;
-            rec *recs = spi_reallocarray(b->recs, cap, sizeof *recs);
-            if (!recs) {
-                status = oom(b);
-                break;
-            }
-            b->recs = recs;
-            b->rec_cap = cap;
-        }
-        int64_t start = row->starts[tree.calls[i]];
-        b->recs[b->rec_count++] = (rec){id, rank, start, start + row->durations[tree.calls[i]],
-                                        tree.exclusive[i]};
-    }
-    spi_free(eff);
-    spi_rank_tree_free(&tree);
-    return status;
-}
-
-static int cmp_rec(const void *a, const void *b) {
-    const rec *x = a, *y = b;
-    if (x->node != y->node) return x->node < y->node ? -1 : 1;
-    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
-    if (x->start != y->start) return x->start < y->start ? -1 : 1;
-    return x->end < y->end ? -1 : (x->end > y->end);
-}
-
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : (x > y);
 }
 
 /* Sums of stored values saturate: a damaged file must not make them wrap
@@ -233,102 +169,83 @@ static void rank_spread(spi_summary_row *row, const int64_t *totals, size_t rank
                 HAS(mean_slot == SPI_SV_RANK_MEAN ? SPI_SV_IMB : SPI_SV_XIMB);
 }
 
-/* Pool each node's records into one table row (rows[node] = node). */
-static int pool_nodes(builder *b) {
-    if (b->rec_count) qsort(b->recs, b->rec_count, sizeof *b->recs, cmp_rec);
-    int64_t *durations = spi_calloc(b->rec_count ? b->rec_count : 1, sizeof *durations);
-    int64_t *totals = spi_calloc(b->rec_count ? b->rec_count : 1, sizeof *totals);
-    int64_t *xtotals = spi_calloc(b->rec_count ? b->rec_count : 1, sizeof *xtotals);
-    if (!durations || !totals || !xtotals) {
-        spi_free(durations);
-        spi_free(totals);
-        spi_free(xtotals);
+/* The same from a path's streamed spread (call_paths.h). */
+static void path_spread(spi_summary_row *row, const spi_path_spread *s, int mean_slot) {
+    int imb_slot = mean_slot == SPI_SV_RANK_MEAN ? SPI_SV_IMB : SPI_SV_XIMB;
+    row->v[mean_slot] = s->mean;
+    row->v[mean_slot + 1] = (double)s->minimum;
+    row->v[mean_slot + 2] = (double)s->maximum;
+    row->v[imb_slot] = s->imbalance_pct;
+    row->has |= HAS(mean_slot) | HAS(mean_slot + 1) | HAS(mean_slot + 2) | HAS(imb_slot);
+}
+
+/* The table rows of the selected ranks' calls (by_rank[0..n): the rows
+ * grouped by rank, ranks[0..rank_count) the ranks): one row per path of
+ * call_paths.h, whose nodes are the builder's nodes too (the flat rows
+ * after them need to know which regions have a tree row). The calls are
+ * read rank by rank through cursors, in memory or on demand, and no call
+ * is kept: memory grows with the paths. */
+static int add_calls(builder *b, const uint32_t *ranks, size_t rank_count,
+                     const rank_rows *by_rank, size_t n) {
+    size_t *rows = spi_calloc(n + 1, sizeof *rows);
+    size_t *first = spi_calloc(rank_count + 1, sizeof *first);
+    if (!rows || !first) {
+        spi_free(rows);
+        spi_free(first);
         return oom(b);
     }
-    for (size_t i = 0; i < b->node_count; i++) {
-        spi_summary_row *row = row_append(b);
-        if (!row) {
-            spi_free(durations);
-            spi_free(totals);
-            spi_free(xtotals);
-            return oom(b);
-        }
-        const node *n = &b->nodes[i];
-        row->name = b->profile->names[n->region];
-        row->parent = n->parent;
-        row->depth = n->depth;
-        row->recursive = n->recursive;
+    for (size_t i = 0, r = 0; i < n; i++) {
+        if (i == 0 || by_rank[i].rank != by_rank[i - 1].rank) first[r++] = i;
+        rows[i] = by_rank[i].row;
     }
-    for (size_t a = 0; a < b->rec_count;) {
-        size_t e = a;
-        while (e < b->rec_count && b->recs[e].node == b->recs[a].node) e++;
-        spi_summary_row *row = &b->rows[b->recs[a].node];
-        size_t n = e - a, ranks = 0;
-        int64_t total = 0, excl = 0, coverage = 0, last_end = INT64_MIN;
-        int64_t first_start = INT64_MAX;
-        for (size_t i = a; i < e; i++) {
-            const rec *r = &b->recs[i];
-            int64_t d = r->end - r->start;  /* >= 0: checked by the call tree */
-            durations[i - a] = d;
-            total = sat_add(total, d);
-            excl = sat_add(excl, r->excl);
-            if (r->start < first_start) {
-                first_start = r->start;
-                row->v[SPI_SV_FIRST] = (double)d;
-            }
-            if (r->end > last_end) {
-                last_end = r->end;
-                row->v[SPI_SV_LAST] = (double)d;
-            }
-            if (i == a || r->rank != b->recs[i - 1].rank) {
-                totals[ranks] = 0;
-                xtotals[ranks++] = 0;
-            }
-            totals[ranks - 1] = sat_add(totals[ranks - 1], d);
-            xtotals[ranks - 1] = sat_add(xtotals[ranks - 1], r->excl);
-        }
-        /* coverage: per rank, the union of the intervals (sorted by start). */
-        for (size_t i = a; i < e;) {
-            int64_t cs = b->recs[i].start, ce = b->recs[i].end;
-            size_t j = i + 1;
-            for (; j < e && b->recs[j].rank == b->recs[i].rank; j++) {
-                if (b->recs[j].start <= ce) {
-                    if (b->recs[j].end > ce) ce = b->recs[j].end;
-                } else {
-                    coverage = sat_add(coverage, ce - cs);
-                    cs = b->recs[j].start;
-                    ce = b->recs[j].end;
-                }
-            }
-            coverage = sat_add(coverage, ce - cs);
-            i = j;
-        }
-        double mean = (double)total / (double)n;
-        row->v[SPI_SV_CALLS] = (double)n;
-        row->v[SPI_SV_TOTAL] = (double)total;
-        row->v[SPI_SV_EXCL] = (double)excl;
-        row->v[SPI_SV_AVG] = mean;
-        row->v[SPI_SV_STD] = spi_std_values(durations, n, mean);
-        qsort(durations, n, sizeof *durations, cmp_i64);
-        row->v[SPI_SV_MIN] = (double)durations[0];
-        row->v[SPI_SV_MAX] = (double)durations[n - 1];
-        row->v[SPI_SV_P50] = spi_percentile_sorted(durations, n, 50.0);
-        row->v[SPI_SV_P95] = spi_percentile_sorted(durations, n, 95.0);
-        row->v[SPI_SV_P99] = spi_percentile_sorted(durations, n, 99.0);
-        row->v[SPI_SV_RANKS] = (double)ranks;
-        row->v[SPI_SV_COVERAGE] = (double)coverage;
-        row->start = first_start;
+    first[rank_count] = n;
+    spi_call_paths_options options = {.visible = b->visible};
+    spi_path_summary *paths = NULL;
+    size_t count = 0;
+    int status = spi_call_paths_build(b->profile, ranks, rank_count, rows, first, &options,
+                                      &paths, &count, b->err);
+    spi_free(rows);
+    spi_free(first);
+    if (status != SP_OK) return status;
+    b->nodes = spi_calloc(count + 1, sizeof *b->nodes);
+    b->node_cap = count + 1;
+    b->row_cap = count + b->profile->name_count + 1;
+    b->rows = spi_calloc(b->row_cap, sizeof *b->rows);
+    if (!b->nodes || !b->rows) {
+        spi_free(paths);
+        return oom(b);
+    }
+    for (size_t i = 0; i < count; i++) {
+        const spi_path_summary *s = &paths[i];
+        b->nodes[b->node_count++] = (node){s->path.parent, s->path.region, s->depth, s->recursive};
+        spi_summary_row *row = row_append(b);
+        row->name = b->profile->names[s->path.region];
+        row->parent = s->path.parent;
+        row->depth = s->depth;
+        row->recursive = s->recursive;
+        row->start = s->path.start_minimum;
+        row->v[SPI_SV_CALLS] = (double)s->path.count;
+        row->v[SPI_SV_TOTAL] = (double)s->path.total;
+        row->v[SPI_SV_EXCL] = (double)s->path.exclusive;
+        row->v[SPI_SV_AVG] = (double)s->path.total / (double)s->path.count;
+        row->v[SPI_SV_STD] = s->std;
+        row->v[SPI_SV_MIN] = (double)s->path.minimum;
+        row->v[SPI_SV_MAX] = (double)s->path.maximum;
+        row->v[SPI_SV_P50] = s->p50;
+        row->v[SPI_SV_P95] = s->p95;
+        row->v[SPI_SV_P99] = s->p99;
+        row->v[SPI_SV_FIRST] = (double)s->first;
+        row->v[SPI_SV_LAST] = (double)s->last;
+        row->v[SPI_SV_RANKS] = (double)s->ranks;
+        row->v[SPI_SV_COVERAGE] = (double)s->coverage;
         row->has = HAS(SPI_SV_COUNT) - 1;
         row->has &= ~(HAS(SPI_SV_PERCENT) | HAS(SPI_SV_PARENT_PERCENT));
-        rank_spread(row, totals, ranks, SPI_SV_RANK_MEAN);
-        rank_spread(row, xtotals, ranks, SPI_SV_XRANK_MEAN);
-        a = e;
+        path_spread(row, &s->inclusive, SPI_SV_RANK_MEAN);
+        path_spread(row, &s->exclusive, SPI_SV_XRANK_MEAN);
     }
-    for (size_t i = 0; i < b->node_count; i++)
+    for (size_t i = 0; i < b->row_count; i++)
         if (b->rows[i].parent >= 0) b->rows[b->rows[i].parent].has_children = true;
-    spi_free(durations);
-    spi_free(totals);
-    spi_free(xtotals);
+    spi_free(paths);
     return SP_OK;
 }
 
@@ -539,42 +456,22 @@ int spi_summary_rows_build(const spi_profile *profile, const spi_summary_options
     bool paths = !o->flat && profile->path_count > 0;
     bool tree = !o->flat && (paths || spi_rank_tree_possible(profile));
     if (tree) {
-        if (paths) status = add_paths(&b, ranks, nr);
-        size_t *rank_row_list = paths ? NULL : spi_calloc(selected_rows + 1, sizeof *rank_row_list);
-        if (!paths && !rank_row_list) status = oom(&b);
-        for (size_t a = 0; !paths && a < selected_rows && status == SP_OK;) {
-            size_t e = a;
-            for (; e < selected_rows && by_rank[e].rank == by_rank[a].rank; e++)
-                rank_row_list[e - a] = by_rank[e].row;
-            status = add_rank(&b, by_rank[a].rank, rank_row_list, e - a);
-            a = e;
-        }
-        spi_free(rank_row_list);
+        status = paths ? add_paths(&b, ranks, nr) : add_calls(&b, ranks, nr, by_rank, selected_rows);
         if (status == SP_ERR_NESTING) {
             /* Whole table falls back to flat rows (FORMAT.md 7.5). */
             nesting = status;
             status = SP_OK;
             tree = false;
             b.node_count = 0;
-            b.rec_count = 0;
+            b.row_count = 0;
         }
         if (status != SP_OK) goto done;
-    }
-    if (tree && !paths) {
-        b.row_cap = b.node_count + profile->name_count + 1;
-        b.rows = spi_calloc(b.row_cap, sizeof *b.rows);
-        if (!b.rows) {
-            status = oom(&b);
-            goto done;
-        }
-        status = pool_nodes(&b);
     }
     if (status == SP_OK) status = add_flat_rows(&b, tree, &nesting);
 
 done:
     spi_free(b.nodes);
     spi_free(b.hash);
-    spi_free(b.recs);
     spi_free(ranks);
     spi_free(by_rank);
     if (status != SP_OK) {
