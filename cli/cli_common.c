@@ -31,6 +31,15 @@ int cli_usage_error(const char *tool, const char *format, ...) {
     return CLI_EXIT_USAGE;
 }
 
+int cli_print_version(const char *tool) {
+    const sp_build *b = sp_build_info();
+    printf("%s (scope-profiler) %s\n", tool, b->version);
+    printf("git: %s\n", b->git_describe[0] ? b->git_describe : "(not built from a git checkout)");
+    printf("HDF5: %s%s\n", b->hdf5_version, b->parallel_hdf5 ? " (parallel)" : "");
+    printf("MPI: %s\n", b->mpi_version[0] ? b->mpi_version : "(built without MPI)");
+    return fflush(stdout) == 0 && !ferror(stdout) ? CLI_EXIT_OK : CLI_EXIT_OTHER;
+}
+
 int cli_arg_kind(const char *arg, int *options_done) {
     if (*options_done || arg[0] != '-' || !strcmp(arg, "-")) return CLI_ARG_OPERAND;
     if (!strcmp(arg, "--")) {
@@ -215,6 +224,28 @@ char *cli_text_dup(const char *s) {
     char *copy = malloc(len);
     if (copy) sp_escape_name(s, copy, len);
     return copy;
+}
+
+char *cli_text_cut(const char *s, size_t columns, const char *marker) {
+    char *copy = cli_text_dup(s);
+    if (!copy) return NULL;
+    size_t marker_columns = 0, width = 0, keep_bytes = 0;
+    for (const char *p = marker; *p; p++) marker_columns += ((unsigned char)*p & 0xC0) != 0x80;
+    size_t keep = columns > marker_columns ? columns - marker_columns : 0;
+    for (size_t i = 0; copy[i]; i++) {
+        if (((unsigned char)copy[i] & 0xC0) == 0x80) continue;
+        if (width == keep) keep_bytes = i;
+        width++;
+    }
+    if (width <= columns) return copy;
+    size_t marker_len = strlen(marker);
+    char *cut = malloc(keep_bytes + marker_len + 1);
+    if (cut) {
+        memcpy(cut, copy, keep_bytes);
+        memcpy(cut + keep_bytes, marker, marker_len + 1);
+    }
+    free(copy);
+    return cut;
 }
 
 void cli_text_put(FILE *out, const char *s) {

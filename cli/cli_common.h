@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Exit codes every tool documents in --help and the README's one table;
+/* Exit codes every tool documents in --help and docs/guide/results.md;
  * tools may add their own above these (scope-diff's 4 for a regression). */
 enum {
     CLI_EXIT_OK = 0,
@@ -29,6 +29,13 @@ int cli_exit_code(int status);
 /* "TOOL: message" and the --help hint on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *tool, const char *format, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* --version of every tool, on stdout: "TOOL (scope-profiler) VERSION" (the
+ * first line is what help2man reads), then the git describe of the source,
+ * and the HDF5 and MPI versions the library was built with
+ * (sp_build_info). Returns CLI_EXIT_OK, or CLI_EXIT_OTHER when stdout
+ * cannot be written. */
+int cli_print_version(const char *tool);
 
 /* What a command-line argument is, the same way in every tool: after
  * "--" everything is an operand, "-" is an operand (standard input or
@@ -80,6 +87,12 @@ void cli_xml_string(FILE *out, const char *s);
 const char *cli_text(const char *s, char *buf, size_t len);
 char *cli_text_dup(const char *s);
 void cli_text_put(FILE *out, const char *s);
+/* The same as cli_text_dup, cut to at most `columns` columns (one per code
+ * point) for a table cell: a longer text keeps its first characters and
+ * ends in `marker` ("\u2026" or "..."), so a table's width follows its
+ * columns, not the longest name in the file (JSON and CSV print names
+ * whole). NULL when out of memory. */
+char *cli_text_cut(const char *s, size_t columns, const char *marker);
 
 /* Length of the valid UTF-8 sequence at p (1-4), or 0 when the bytes there
  * are not one (then the caller substitutes U+FFFD). p[0] must not be 0. */

@@ -61,6 +61,7 @@ static const char usage_text[] =
     "  --strict    also warn about calls stored out of start order (legal; a\n"
     "              warning does not make a file invalid)\n"
     "  -h, --help  show this help\n"
+    "      --version  show the version, git describe, HDF5 and MPI\n"
     "\n"
     "Exit status:\n"
     "  0  every FILE is valid\n"
@@ -550,6 +551,9 @@ int main(int argc, char **argv) {
             fputs(usage_text, stdout);
             free(files);
             return 0;
+        } else if (!strcmp(arg, "--version")) {
+            free(files);
+            return cli_print_version("scope-check");
         } else {
             free(files);
             return cli_usage_error("scope-check", "unknown option '%s'", arg);

@@ -70,6 +70,7 @@ static const char *const usage_text =
     "  --json               machine-readable output (seconds; null = unavailable)\n"
     "  --ascii              plain ASCII table (default when not on a UTF-8 terminal)\n"
     "  -h, --help           show this help\n"
+    "      --version        show the version, git describe, HDF5 and MPI\n"
     "\n"
     "Exit status:\n"
     "  0  success (also with regressions, unless --fail-on-regression)\n"
@@ -118,6 +119,7 @@ static int parse_args(args *a, int argc, char **argv) {
             fputs(usage_text, stdout);
             exit(fflush(stdout) == 0 ? 0 : CLI_EXIT_OTHER);
         }
+        if (!strcmp(arg, "--version")) exit(cli_print_version(TOOL));
         if (!strcmp(arg, "--fail-on-regression")) { a->fail_on_regression = true; continue; }
         if (!strcmp(arg, "--json")) { a->json = true; continue; }
         if (!strcmp(arg, "--ascii")) { a->ascii = true; continue; }
@@ -189,13 +191,13 @@ static const char *status_text(diff_status s) {
 /* ---- text -------------------------------------------------------------------- */
 
 typedef struct glyphs {
-    const char *tl, *tr, *bl, *br, *h, *v, *lt, *rt, *arrow;
+    const char *tl, *tr, *bl, *br, *h, *v, *lt, *rt, *arrow, *cut;
 } glyphs;
 
 /* The library's summary table glyphs, so both tools look alike. */
 static const glyphs unicode_glyphs = {"\u256d", "\u256e", "\u2570", "\u256f", "\u2500",
-                                      "\u2502", "\u251c", "\u2524", "\u2192"};
-static const glyphs ascii_glyphs = {"+", "+", "+", "+", "-", "|", "+", "+", "->"};
+                                      "\u2502", "\u251c", "\u2524", "\u2192", "\u2026"};
+static const glyphs ascii_glyphs = {"+", "+", "+", "+", "-", "|", "+", "+", "->", "..."};
 
 /* Box drawing only where it will render: a terminal whose locale is UTF-8
  * (the first of LC_ALL, LC_CTYPE, LANG that is set decides, as in the
@@ -226,15 +228,19 @@ static void put_repeat(FILE *out, const char *s, size_t n) {
 enum { COL_REGION, COL_BASE, COL_NEW, COL_CHANGE, COL_PCT, COL_CALLS, COL_T, COL_STATUS, N_COLS };
 #define CELL_LEN 96
 
-/* Cells of one row; the region name (escaped for the terminal, owned) is
- * a pointer so that no length limit cuts it. */
+/* Most columns of a region name in the table (as in the library's summary
+ * table): longer names are cut with a marker, --json prints them whole. */
+#define NAME_COLUMNS 60
+
+/* Cells of one row; the region name (escaped for the terminal, cut to
+ * NAME_COLUMNS, owned). */
 typedef struct line {
     char *name;
     char cells[N_COLS][CELL_LEN];
 } line;
 
 static void fill_line(line *ln, const diff_row *r, diff_metric m, const glyphs *g) {
-    ln->name = cli_text_dup(r->name);
+    ln->name = cli_text_cut(r->name, NAME_COLUMNS, g->cut);
     for (int c = 0; c < N_COLS; c++) snprintf(ln->cells[c], CELL_LEN, "-");
     if (r->base.present && r->base.has_value) format_value(ln->cells[COL_BASE], CELL_LEN, m, r->base.value, false);
     if (r->cand.present && r->cand.has_value) format_value(ln->cells[COL_NEW], CELL_LEN, m, r->cand.value, false);

@@ -114,6 +114,7 @@ static const char usage_text[] =
     "                    anchored at the start of the name); repeatable\n"
     "  --exclude REGEX   leave out regions whose name matches; repeatable\n"
     "  -h, --help        show this help\n"
+    "      --version     show the version, git describe, HDF5 and MPI\n"
     "\n"
     "Exit status:\n"
     "  0  success\n"
@@ -184,6 +185,10 @@ static int parse_args(args *a, int argc, char **argv) {
         if (kind == CLI_ARG_HELP) {
             fputs(usage_text, stdout);
             return -1;
+        }
+        if (!strcmp(arg, "--version")) {
+            int version_rc = cli_print_version(TOOL);
+            return version_rc ? version_rc : -1;
         }
         if (!strcmp(arg, "--per-rank")) {
             a->per_rank = true;

@@ -54,6 +54,7 @@ static void usage(FILE *out) {
             "                          input's)\n"
             "  -q, --quiet             no progress bar, no summary line\n"
             "  -h, --help              show this help\n"
+            "      --version           show the version, git describe, HDF5 and MPI\n"
             "\n"
             "Exit status:\n"
             "  0  merged\n"
@@ -153,6 +154,9 @@ int main(int argc, char **argv) {
         const char *a = argv[i];
         if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
             usage(stdout);
+            goto done;
+        } else if (strcmp(a, "--version") == 0) {
+            rc = cli_print_version(TOOL);
             goto done;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             if (i + 1 >= argc) {

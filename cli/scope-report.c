@@ -49,6 +49,7 @@ static const char usage_text[] =
     "                        larger files keep their longest calls and say so\n"
     "  --title TEXT          page title (default: the run's label or file name)\n"
     "  -h, --help            show this help\n"
+    "      --version         show the version, git describe, HDF5 and MPI\n"
     "\n"
     "Exit status:\n"
     "  0  success\n"
@@ -90,6 +91,10 @@ int main(int argc, char **argv) {
             fputs(usage_text, stdout);
             free(ranks);
             return 0;
+        }
+        if (!strcmp(arg, "--version")) {
+            free(ranks);
+            return cli_print_version(TOOL);
         }
         static const char *const valued[] = {"--output", "-o", "--ranks", "--top",
                                              "--timeline-calls", "--title"};

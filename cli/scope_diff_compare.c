@@ -24,6 +24,7 @@
  * are exact, so neither is ever excused.
  */
 #include <math.h>
+#include <stdint.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -260,38 +261,54 @@ static void classify(diff_row *row, double threshold_pct) {
 
 /* The longest rank's wall span. Spans are taken per rank because ranks on
  * different nodes read different monotonic clocks; the slowest rank is the
- * job's time to solution. Aggregate files store no timestamps: none. */
+ * job's time to solution. Aggregate files store no timestamps: none.
+ * Memory follows the rows, never the rank numbers (a file may hold rank
+ * 4294967295 beside rank 0): each row's [start, end] is sorted by rank and
+ * the ranks are swept in order. A span is end - start as an unsigned
+ * difference, clamped to INT64_MAX (the reader accepts any int64 times). */
+typedef struct rank_span {
+    uint32_t rank;
+    int64_t lo, hi;
+} rank_span;
+
+static int by_rank(const void *a, const void *b) {
+    uint32_t x = ((const rank_span *)a)->rank, y = ((const rank_span *)b)->rank;
+    return x < y ? -1 : x > y;
+}
+
+static int64_t span_of(int64_t lo, int64_t hi) {
+    if (hi <= lo) return 0;
+    uint64_t span = (uint64_t)hi - (uint64_t)lo;
+    return span > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)span;
+}
+
 static bool session_span(const sp_results *res, int64_t *span_ns) {
-    size_t rows = sp_results_row_count(res);
-    uint32_t ranks = 0;
-    for (size_t i = 0; i < rows; i++)
-        if (sp_results_row_rank(res, i) + 1 > ranks) ranks = sp_results_row_rank(res, i) + 1;
-    if (ranks == 0) return false;
-    int64_t *lo = malloc(ranks * sizeof *lo), *hi = malloc(ranks * sizeof *hi);
-    bool *seen = calloc(ranks, sizeof *seen);
-    bool found = false;
-    if (lo && hi && seen) {
-        for (size_t i = 0; i < rows; i++) {
-            sp_row_stats st;
-            if (sp_results_row_stats(res, i, &st) != SP_OK || st.count == 0 ||
-                st.source == SP_STATS_AGGREGATE)
-                continue;
-            uint32_t r = sp_results_row_rank(res, i);
-            if (!seen[r] || st.start_minimum < lo[r]) lo[r] = st.start_minimum;
-            if (!seen[r] || st.end_maximum > hi[r]) hi[r] = st.end_maximum;
-            seen[r] = true;
-        }
-        *span_ns = 0;
-        for (uint32_t r = 0; r < ranks; r++)
-            if (seen[r]) {
-                found = true;
-                if (hi[r] - lo[r] > *span_ns) *span_ns = hi[r] - lo[r];
-            }
+    size_t rows = sp_results_row_count(res), used = 0;
+    rank_span *spans = calloc(rows ? rows : 1, sizeof *spans);
+    if (!spans) return false;
+    for (size_t i = 0; i < rows; i++) {
+        sp_row_stats st;
+        if (sp_results_row_stats(res, i, &st) != SP_OK || st.count == 0 ||
+            st.source == SP_STATS_AGGREGATE)
+            continue;
+        spans[used++] = (rank_span){sp_results_row_rank(res, i), st.start_minimum,
+                                    st.end_maximum};
     }
-    free(lo);
-    free(hi);
-    free(seen);
-    return found;
+    qsort(spans, used, sizeof *spans, by_rank);
+    *span_ns = 0;
+    for (size_t i = 0; i < used;) {
+        int64_t lo = spans[i].lo, hi = spans[i].hi;
+        size_t j = i + 1;
+        for (; j < used && spans[j].rank == spans[i].rank; j++) {
+            if (spans[j].lo < lo) lo = spans[j].lo;
+            if (spans[j].hi > hi) hi = spans[j].hi;
+        }
+        int64_t span = span_of(lo, hi);
+        if (span > *span_ns) *span_ns = span;
+        i = j;
+    }
+    free(spans);
+    return used > 0;
 }
 
 /* ---- order ------------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/pmpi/run.sh BUILD_DIR: the cost of a wrapped MPI call over the bare
 # PMPI call, in the same run, recording in trace mode and in aggregate
-# mode, one rank. Goal: <= 150 ns per call (docs: README "MPI calls without
+# mode, one rank. Goal: <= 150 ns per call (docs: docs/guide/mpi.md "MPI calls without
 # code changes").
 set -euo pipefail
 build="${1:?usage: bench/pmpi/run.sh BUILD_DIR [CALLS [ROUNDS]]}"

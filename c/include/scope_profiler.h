@@ -386,6 +386,37 @@ SP_API int sp_is_active(void);
  */
 SP_API int64_t sp_now_ns(void);
 
+/**
+ * The version of the running library, "MAJOR.MINOR.PATCH" (e.g. "0.1.0"):
+ * the SCOPE_PROFILER_VERSION of the build the library came from, which may
+ * differ from the header's SCOPE_PROFILER_VERSION when a program runs with
+ * another build of the shared library. Also stored in every file's
+ * metadata as scope_profiler_version.
+ * Never fails; works before sp_setup and after sp_finalize; the string is
+ * static (never freed). Thread-safety: safe from any thread.
+ */
+SP_API const char *sp_version(void);
+
+/** What the library was built from and with (sp_build_info). Every member
+ *  is a static, never-NULL string ("" when unknown). */
+typedef struct sp_build {
+    const char *version;       /**< as sp_version() */
+    const char *git_describe;  /**< `git describe --always --dirty --tags` of the source at
+                                *   configure time; "" when not built from a git tree */
+    const char *hdf5_version;  /**< the HDF5 headers compiled against, e.g. "1.10.8" */
+    const char *mpi_version;   /**< the MPI library (its version string, else the MPI standard
+                                *   version) found at configure time; "" without MPI */
+    int parallel_hdf5;         /**< 1 when MPI jobs can write through parallel HDF5 */
+} sp_build;
+
+/**
+ * What the running library was built from and with: version, git
+ * describe, HDF5 and MPI versions (sp_build). Never fails and never NULL;
+ * works before sp_setup and after sp_finalize; the struct and its strings
+ * are static. Thread-safety: safe from any thread.
+ */
+SP_API const sp_build *sp_build_info(void);
+
 /* ---------------------------------------------------------------------------
  * Recording by name
  * ------------------------------------------------------------------------- */
@@ -532,6 +563,7 @@ static inline int sp_compiled_out_(size_t ignored) { (void)ignored; return SP_OK
 #define sp_is_active() sp_compiled_out_(0)
 #define sp_session_adoptable(started_by) sp_compiled_out_(sizeof(started_by))
 #define sp_now_ns() ((int64_t)0)
+#define sp_version() ("profiling compiled out")
 #define sp_region_begin(name) sp_compiled_out_(sizeof(name))
 #define sp_region_end(name) sp_compiled_out_(sizeof(name))
 #define sp_region_begin_n(name, name_len) sp_compiled_out_(sizeof(name) + sizeof(name_len))

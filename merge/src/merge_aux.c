@@ -4,9 +4,11 @@
  *
  * These groups hold counter results the merge does not interpret: perf
  * event totals per region, LIKWID results per tag, line-profiler records.
- * They are copied object by object with H5Ocopy, so every attribute and
- * dataset type survives exactly as its writer made it, and nothing has to
- * be held in memory. Rules, following merge_results:
+ * They are copied object by object, by value and after checks
+ * (merge_copy.c: never H5Ocopy of an unchecked group), so every attribute
+ * and dataset type survives exactly as its writer made it, and memory is
+ * bounded by one block. Inputs are opened under the readers' open policy
+ * (reader_policy.c). Rules, following merge_results:
  *   - perf_events/<region>: region names are unique across inputs (the
  *     merge refuses collisions), so these only add up; should two inputs
  *     still carry the same one, the later input wins. An input's prefix
@@ -23,6 +25,7 @@
 #include "util/alloc.h"
 #include "merge_internal.h"
 #include "format/reader_h5_util.h"
+#include "format/reader_policy.h"
 
 #define NAME_BYTES 4096
 
@@ -39,48 +42,12 @@ static bool is_rank_group(const char *name) {
     return true;
 }
 
-/* Copy src_loc/name to out:dst unless something is there already. */
-static int copy_missing(hid_t src_loc, const char *name, hid_t out, const char *dst,
-                        const char *out_path, spi_error *err) {
-    if (spi_h5r_exists(out, dst) > 0) return SP_OK;
-    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-    int ok = lcpl >= 0 && H5Pset_create_intermediate_group(lcpl, 1) >= 0 &&
-             H5Ocopy(src_loc, name, out, dst, H5P_DEFAULT, lcpl) >= 0;
-    if (lcpl >= 0) H5Pclose(lcpl);
-    return ok ? SP_OK : copy_failed(out_path, dst, err);
-}
-
-typedef struct attr_copy {
-    hid_t dst;
-    int ok;
-} attr_copy;
-
-/* One attribute, byte for byte in its own type (vlen data reclaimed),
- * unless a later input already put one of that name there. */
-static herr_t copy_attribute(hid_t src, const char *name, const H5A_info_t *info, void *data) {
-    (void)info;
-    attr_copy *ctx = data;
-    if (H5Aexists(ctx->dst, name) > 0) return 0;
-    hid_t attr = H5Aopen(src, name, H5P_DEFAULT);
-    hid_t type = attr >= 0 ? H5Aget_type(attr) : -1;
-    hid_t space = attr >= 0 ? H5Aget_space(attr) : -1;
-    hssize_t points = space >= 0 ? H5Sget_simple_extent_npoints(space) : -1;
-    size_t size = type >= 0 ? H5Tget_size(type) : 0;
-    void *buf = points >= 0 && size ? spi_calloc((size_t)(points ? points : 1), size) : NULL;
-    int ok = buf && H5Aread(attr, type, buf) >= 0;
-    if (ok) {
-        hid_t out = H5Acreate2(ctx->dst, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-        ok = out >= 0 && H5Awrite(out, type, buf) >= 0;
-        if (out >= 0) H5Aclose(out);
-        if (H5Tdetect_class(type, H5T_VLEN) > 0 || H5Tis_variable_str(type) > 0)
-            H5Dvlen_reclaim(type, space, H5P_DEFAULT, buf);
-    }
-    spi_free(buf);
-    if (space >= 0) H5Sclose(space);
-    if (type >= 0) H5Tclose(type);
-    if (attr >= 0) H5Aclose(attr);
-    ctx->ok = ok;
-    return ok ? 0 : -1;
+/* Copy src_loc/name (src_path in the input) to out:dst unless something is
+ * there already. */
+static int copy_missing(const spm_copy *c, hid_t src_loc, const char *name,
+                        const char *src_path, const char *dst) {
+    if (spi_h5r_exists(c->out, dst) > 0) return SP_OK;
+    return spm_copy_object(c, src_loc, name, src_path, dst);
 }
 
 static int count_links(hid_t loc, const char *name, hsize_t *count) {
@@ -101,69 +68,76 @@ static int numeric_order(const void *a, const void *b) {
     return strcmp(x, y);
 }
 
+/* Open loc/kind (src_path/kind in messages) when it exists, after the
+ * link checks: *group -1 and SP_OK when there is none. */
+static int open_part(const spm_copy *c, hid_t loc, const char *kind, const char *src_path,
+                     char *part_path, size_t part_bytes, hid_t *group) {
+    *group = -1;
+    snprintf(part_path, part_bytes, "%s/%s", src_path, kind);
+    if (H5Lexists(loc, kind, H5P_DEFAULT) <= 0) return SP_OK;
+    return spm_copy_open_group(c, loc, kind, part_path, group);
+}
+
 /* prefix: put before each child's name in the output (NULL: none). */
-static int copy_children(const spi_h5r *h, hid_t rank_group, const char *rank_name,
-                         const char *kind, hid_t out, const char *out_path, bool renumber,
-                         const char *prefix) {
-    if (spi_h5r_exists(rank_group, kind) <= 0) return SP_OK;
-    hid_t group = H5Gopen2(rank_group, kind, H5P_DEFAULT);
-    if (group < 0) return copy_failed(out_path, kind, h->err);
+static int copy_children(const spm_copy *c, hid_t rank_group, const char *rank_name,
+                         const char *kind, bool renumber, const char *prefix) {
+    char src_group[NAME_BYTES];
+    hid_t group;
+    int status = open_part(c, rank_group, kind, rank_name, src_group, sizeof src_group, &group);
+    if (status != SP_OK || group < 0) return status;
     char **names = NULL;
     hsize_t count = 0;
-    int status = spi_h5r_list(h, group, &names, &count);
-    char dst_group[NAME_BYTES], dst[2 * NAME_BYTES];
+    status = spi_h5r_list(c->h, group, &names, &count);
+    char dst_group[NAME_BYTES], dst[2 * NAME_BYTES], src[2 * NAME_BYTES];
     snprintf(dst_group, sizeof dst_group, "%s/%s", rank_name, kind);
     hsize_t next = 0;
     if (status == SP_OK && renumber) {
         qsort(names, (size_t)count, sizeof *names, numeric_order);
-        if (count_links(out, dst_group, &next) != SP_OK) status = copy_failed(out_path, dst_group, h->err);
+        if (count_links(c->out, dst_group, &next) != SP_OK)
+            status = copy_failed(c->out_path, dst_group, c->h->err);
     }
     for (hsize_t i = 0; i < count && status == SP_OK; i++) {
         int len = renumber ? snprintf(dst, sizeof dst, "%s/%llu", dst_group,
                                       (unsigned long long)next++)
                            : snprintf(dst, sizeof dst, "%s/%s%s", dst_group,
                                       prefix ? prefix : "", names[i]);
-        if (len < 0 || (size_t)len >= sizeof dst) {
-            status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: name too long in %s", h->path,
-                                   dst_group);
+        int src_len = snprintf(src, sizeof src, "%s/%s", src_group, names[i]);
+        if (len < 0 || (size_t)len >= sizeof dst || src_len < 0 || (size_t)src_len >= sizeof src) {
+            status = spi_error_set(c->h->err, SP_ERR_CORRUPT, "%s: name too long in %s",
+                                   c->h->path, dst_group);
             break;
         }
-        status = copy_missing(group, names[i], out, dst, out_path, h->err);
+        status = copy_missing(c, group, names[i], src, dst);
     }
     spi_h5r_free_strings(names, count);
     H5Gclose(group);
     return status;
 }
 
-static int copy_likwid(const spi_h5r *h, hid_t rank_group, const char *rank_name, hid_t out,
-                       const char *out_path) {
-    if (spi_h5r_exists(rank_group, "likwid") <= 0) return SP_OK;
-    char dst[NAME_BYTES];
+static int copy_likwid(const spm_copy *c, hid_t rank_group, const char *rank_name) {
+    char src_path[NAME_BYTES], dst[NAME_BYTES];
     snprintf(dst, sizeof dst, "%s/likwid", rank_name);
-    if (spi_h5r_exists(out, dst) <= 0)
-        return copy_missing(rank_group, "likwid", out, dst, out_path, h->err);
+    if (H5Lexists(rank_group, "likwid", H5P_DEFAULT) <= 0) return SP_OK;
+    if (spi_h5r_exists(c->out, dst) <= 0)
+        return copy_missing(c, rank_group, "likwid", dst, dst);
     /* A later input has LIKWID results on this rank too: add what it lacks. */
-    hid_t src = H5Gopen2(rank_group, "likwid", H5P_DEFAULT);
-    hid_t dst_group = H5Gopen2(out, dst, H5P_DEFAULT);
-    int status = src >= 0 && dst_group >= 0 ? SP_OK : copy_failed(out_path, dst, h->err);
-    if (status == SP_OK) {
-        attr_copy ctx = {dst_group, 1};
-        hsize_t idx = 0;
-        if (H5Aiterate2(src, H5_INDEX_NAME, H5_ITER_INC, &idx, copy_attribute, &ctx) < 0 || !ctx.ok)
-            status = copy_failed(out_path, dst, h->err);
-    }
-    if (status == SP_OK)
-        status = copy_children(h, src, dst, "regions", out, out_path, false, NULL);
+    hid_t src;
+    int status = open_part(c, rank_group, "likwid", rank_name, src_path, sizeof src_path, &src);
+    if (status != SP_OK) return status;
+    hid_t dst_group = H5Gopen2(c->out, dst, H5P_DEFAULT);
+    if (dst_group < 0) status = copy_failed(c->out_path, dst, c->h->err);
+    if (status == SP_OK) status = spm_copy_attributes(c, src, dst_group, src_path);
+    if (status == SP_OK) status = copy_children(c, src, dst, "regions", false, NULL);
     hsize_t regions = 0;
     char regions_path[NAME_BYTES + 16];
     snprintf(regions_path, sizeof regions_path, "%s/regions", dst);
-    if (status == SP_OK && count_links(out, regions_path, &regions) != SP_OK)
-        status = copy_failed(out_path, regions_path, h->err);
+    if (status == SP_OK && count_links(c->out, regions_path, &regions) != SP_OK)
+        status = copy_failed(c->out_path, regions_path, c->h->err);
     if (status == SP_OK && H5Aexists(dst_group, "num_regions") > 0) {
         hid_t attr = H5Aopen(dst_group, "num_regions", H5P_DEFAULT);
         int64_t value = (int64_t)regions;
         if (attr < 0 || H5Awrite(attr, H5T_NATIVE_INT64, &value) < 0)
-            status = copy_failed(out_path, "likwid/num_regions", h->err);
+            status = copy_failed(c->out_path, "likwid/num_regions", c->h->err);
         if (attr >= 0) H5Aclose(attr);
     }
     if (dst_group >= 0) H5Gclose(dst_group);
@@ -178,31 +152,31 @@ static int copy_input(spm_input *in, hid_t out, const char *out_path, bool backw
     hid_t file = in->file;
     bool own = false;
     if (file < 0) {
-        /* Whole-read inputs: a trace has no rank groups; schema 1 may. */
+        /* Whole-read inputs: a trace has no rank groups; schema 1 may.
+         * Opened again under the open policy: the path may name another
+         * file by now. */
         if (H5Fis_hdf5(in->path) <= 0) return SP_OK;
-        file = H5Fopen(in->path, H5F_ACC_RDONLY, H5P_DEFAULT);
-        if (file < 0) return spi_error_set(err, SP_ERR_NOT_A_PROFILE, "%s: cannot reopen", in->path);
+        int opened = spi_h5r_open_checked(in->path, NULL, 0, &file, err);
+        if (opened != SP_OK) return opened;
         own = true;
     }
     spi_h5r h = {.file = file, .path = in->path, .err = err};
+    if (H5Fget_filesize(file, &h.file_bytes) < 0) h.file_bytes = 0;
+    spm_copy c = {.h = &h, .out = out, .out_path = out_path};
     char **names = NULL;
     hsize_t count = 0;
     hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
     int status = root >= 0 ? spi_h5r_list(&h, root, &names, &count) : SP_ERR_HDF5;
     for (hsize_t i = 0; i < count && status == SP_OK; i++) {
         if (!is_rank_group(names[i])) continue;
-        hid_t group = H5Gopen2(file, names[i], H5P_DEFAULT);
-        if (group < 0) {
-            status = spi_error_set(err, SP_ERR_CORRUPT, "%s: cannot open %s", in->path, names[i]);
-            break;
-        }
+        hid_t group;
+        status = spm_copy_open_group(&c, root, names[i], names[i], &group);
+        if (status != SP_OK) break;
         if (backwards) {
-            status = copy_children(&h, group, names[i], "perf_events", out, out_path, false,
-                                   in->prefix);
-            if (status == SP_OK) status = copy_likwid(&h, group, names[i], out, out_path);
+            status = copy_children(&c, group, names[i], "perf_events", false, in->prefix);
+            if (status == SP_OK) status = copy_likwid(&c, group, names[i]);
         } else {
-            status = copy_children(&h, group, names[i], "line_profile", out, out_path, true,
-                                   NULL);
+            status = copy_children(&c, group, names[i], "line_profile", true, NULL);
         }
         H5Gclose(group);
     }

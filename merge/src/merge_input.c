@@ -27,6 +27,7 @@
 #include "merge_internal.h"
 #include "format/reader.h"
 #include "format/reader_h5_util.h"
+#include "format/reader_policy.h"
 #include "format/schema.h"
 
 /* The schema column behind each cursor column, for both encodings. */
@@ -186,15 +187,12 @@ static int read_rows(spm_input *in, const spi_h5r *h, hid_t index, spi_error *er
 }
 
 static int open_streamed(spm_input *in, bool have_summary, spi_error *err) {
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl >= 0) H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG);
-    in->file = H5Fopen(in->path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT);
-    if (fapl >= 0) H5Pclose(fapl);
-    if (in->file < 0)
-        return spi_error_set(err, SP_ERR_NOT_A_PROFILE,
-                             "%s is not a readable HDF5 profiling file", in->path);
+    /* Opened again, so checked again (reader_policy.c): the path may name
+     * another file than the summary read saw. */
+    int status = spi_h5r_open_checked(in->path, NULL, 0, &in->file, err);
+    if (status != SP_OK) return status;
     spi_h5r h = {.file = in->file, .path = in->path, .err = err};
-    int status = SP_OK;
+    if (H5Fget_filesize(in->file, &h.file_bytes) < 0) h.file_bytes = 0;
     if (!have_summary) {
         hsize_t names = 0;
         status = spi_h5r_read_metadata(&h, &in->prof);
@@ -283,16 +281,21 @@ int spm_input_open(spm_input *in, const char *path, size_t arg_index, spi_error 
         if (!in->aggregate) status = open_streamed(in, true, err);
     } else if (status == SP_ERR_NO_SUMMARY) {
         spi_error_clear(err);
+        status = SP_OK;
         bool columnar = false;
         if (!starts_like_trace(path)) {
-            hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-            if (file >= 0) {
+            hid_t file = -1;
+            status = spi_h5r_open_checked(path, NULL, 0, &file, err);
+            if (status == SP_OK) {
                 /* Schema 1 has no version attribute; >= 2 is columnar. */
                 columnar = H5Aexists(file, SPI_ATTR_SCHEMA) > 0;
                 H5Fclose(file);
+            } else if (status == SP_ERR_NOT_A_PROFILE) {
+                spi_error_clear(err); /* the whole read says what it is */
+                status = SP_OK;
             }
         }
-        status = columnar ? open_streamed(in, false, err) : open_whole(in, err);
+        if (status == SP_OK) status = columnar ? open_streamed(in, false, err) : open_whole(in, err);
     }
     if (status == SP_OK) note_native(in);
     return status;

@@ -75,9 +75,29 @@ int spm_cursor_fill(spm_cursor *c, spi_error *err);
 void spm_cursor_free(spm_cursor *c);
 
 /* Copy rank<N>/{perf_events,likwid,line_profile} of every HDF5 input into
- * the output file, later inputs winning on the same rank and region/tag. */
+ * the output file, later inputs winning on the same rank and region/tag,
+ * object by object through merge_copy.c. */
 int spm_copy_aux(spm_input *inputs, size_t count, hid_t out, const char *out_path,
                  spi_error *err);
+
+/* merge_copy.c: objects of an input copied by value after checks. */
+typedef struct spm_copy {
+    const struct spi_h5r *h;   /* the input: its file, path (messages), size, error */
+    hid_t out;                 /* the output file */
+    const char *out_path;
+} spm_copy;
+/* loc/name of the input (src_path names it in messages) rebuilt at dst in
+ * the output (intermediate groups created): only hard links to objects
+ * linked once, groups and datasets of plain element types, datasets no
+ * larger than their written storage. SP_ERR_CORRUPT naming the input and
+ * the object when one is refused (nothing is copied past it). */
+int spm_copy_object(const spm_copy *c, hid_t loc, const char *name, const char *src_path,
+                    const char *dst);
+/* Every attribute of src that dst lacks, by value in its own type. */
+int spm_copy_attributes(const spm_copy *c, hid_t src, hid_t dst, const char *src_path);
+/* Open group loc/name after the same link checks. */
+int spm_copy_open_group(const spm_copy *c, hid_t loc, const char *name, const char *src_path,
+                        hid_t *group);
 
 /* What the aggregate merge needs of the plan (merge_plan.c; merge.c passes it). */
 typedef struct spm_aggregate_plan {

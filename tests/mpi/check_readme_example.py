@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""The README's Fortran MPI program (section "Fortran with MPI, step by
-step"), extracted at configure time and built as written, run on 2 ranks:
+"""The guide's Fortran MPI program (docs/guide/fortran-mpi.md, "Fortran
+with MPI, step by step"), extracted at configure time and built as written, run on 2 ranks:
 one file named by the %j pattern, both ranks in it, source_language fortran.
 
     check_readme_example.py MPIEXEC PROGRAM WORKDIR
@@ -57,5 +57,5 @@ else:
 for f in failures:
     print("FAIL:", f, file=sys.stderr)
 if not failures:
-    print("ok: the README program wrote run-777.h5 with ranks 0 and 1")
+    print("ok: the guide's program wrote run-777.h5 with ranks 0 and 1")
 sys.exit(1 if failures else 0)

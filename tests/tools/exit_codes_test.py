@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Exit codes of every tool (README "Exit codes"): 0 ok, 1 usage, 2 a bad
+"""Exit codes of every tool (docs/guide/results.md "Exit codes"): 0 ok, 1 usage, 2 a bad
 input, 3 any other failure. One ctest entry per tool and code:
 
     exit_codes_test.py --bin DIR --make BIN --data DIR TOOL CODE

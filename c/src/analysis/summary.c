@@ -2,8 +2,7 @@
  * summary.c - the summary table of FORMAT.md 7.5 as text, and its entry
  * point spi_summary_print. What the table holds (rows, percentages,
  * columns, order, "(own)" lines) is built by summary_table.c; this file
- * only lays it out and writes it, so the text has one place and the model
- * none.
+ * only lays it out and writes it to the stream, and nothing there prints.
  *
  * Layout: a rounded box, the region column (tree glyphs and the name),
  * then value columns. The tree lives only in the region column, padded to
@@ -12,7 +11,11 @@
  * (durations of calls in seconds, %.3e; totals in seconds, %.6f; counts as
  * exact integers, as in every other view). Region names are printed
  * escaped (control bytes, ANSI escapes and invalid UTF-8 as \xNN), so a
- * name cannot redraw the terminal. Rows deeper than SPI_SUMMARY_MAX_DEPTH
+ * name cannot redraw the terminal, and cut to SUMMARY_NAME_COLUMNS columns
+ * with a marker ("\u2026", ASCII "..."): the table's width follows the
+ * tree and the numbers, not the longest name (one 100 KB name among 10^4
+ * regions would otherwise pad every row to 100 KB; JSON and CSV print
+ * names whole). Rows deeper than SPI_SUMMARY_MAX_DEPTH
  * levels are not printed (pathological recursion such as a > b > a > ...
  * would otherwise print depth^2 characters); a footer says how many were
  * left out. ASCII replaces every box and tree glyph by one of the same
@@ -32,14 +35,19 @@
 
 /* ---- rendering ------------------------------------------------------------- */
 
+/* Most columns of a region name in the table; a longer one is cut and ends
+ * in the glyphs' `cut` marker. */
+#define SUMMARY_NAME_COLUMNS 60
+
 typedef struct glyphs {
-    const char *tl, *tr, *bl, *br, *h, *v, *lt, *rt, *branch, *pipe, *rec;
+    const char *tl, *tr, *bl, *br, *h, *v, *lt, *rt, *branch, *pipe, *rec, *cut;
 } glyphs;
 
 static const glyphs unicode_glyphs = {"\u256d", "\u256e", "\u2570", "\u256f", "\u2500",
                                       "\u2502", "\u251c", "\u2524", "\u2514\u2500 ", "\u2502 ",
-                                      " \u21bb"};
-static const glyphs ascii_glyphs = {"+", "+", "+", "+", "-", "|", "+", "+", "`- ", "| ", " (rec)"};
+                                      " \u21bb", "\u2026"};
+static const glyphs ascii_glyphs = {"+", "+", "+", "+", "-", "|", "+", "+", "`- ", "| ", " (rec)",
+                                    "..."};
 
 /* Display width: one column per code point (the glyphs used are narrow,
  * and names are escaped before they get here). */
@@ -94,27 +102,50 @@ typedef struct render {
     size_t line_count, line_cap;
 } render;
 
+/* Bytes of the escaped name `text` (`len` bytes) that fit `columns`
+ * columns together with the cut marker (`marker_columns` wide): whole code
+ * points, so a cut never splits a character. len when it fits whole. */
+static size_t fitting_bytes(const char *text, size_t len, size_t columns, size_t marker_columns) {
+    if (text_width(text) <= columns) return len;
+    size_t keep = columns > marker_columns ? columns - marker_columns : 0, seen = 0, i = 0;
+    for (; i < len; i++) {
+        if (((unsigned char)text[i] & 0xC0) != 0x80 && seen++ == keep) break;
+    }
+    return i;
+}
+
 /* The region cell: tree glyphs for `depth` levels (at most
- * SPI_SUMMARY_MAX_DEPTH + 1 of them, so a cell is bounded), the escaped
- * name, the recursion mark and the calls when they have no column. */
+ * SPI_SUMMARY_MAX_DEPTH + 1 of them), the escaped name cut to
+ * SUMMARY_NAME_COLUMNS, the recursion mark and the calls when they have no
+ * column: a cell is bounded whatever the file holds. */
 static char *region_cell(const render *r, const spi_summary_row *row, int depth) {
     const glyphs *g = r->g;
     const char *name = row->own ? "(own)" : row->name ? row->name : "";
-    size_t name_len = spi_text_escape(NULL, 0, name);
+    size_t escaped_len = spi_text_escape(NULL, 0, name);
+    char *escaped = spi_malloc(escaped_len + 1);
+    if (!escaped) return NULL;
+    spi_text_escape(escaped, escaped_len + 1, name);
+    size_t name_len = fitting_bytes(escaped, escaped_len, SUMMARY_NAME_COLUMNS,
+                                    text_width(g->cut));
+    const char *cut = name_len < escaped_len ? g->cut : "";
     char calls[48] = "";
     if (r->t->calls_inline && !row->own && row->v[SPI_SV_CALLS] != 1.0)
         snprintf(calls, sizeof calls, " (%.0fx)", row->v[SPI_SV_CALLS]);
     size_t levels = depth > 0 ? (size_t)depth : 0;
     size_t len = (levels ? (levels - 1) * strlen(g->pipe) + strlen(g->branch) : 0) + name_len +
-                 (row->recursive ? strlen(g->rec) : 0) + strlen(calls) + 1;
+                 strlen(cut) + (row->recursive ? strlen(g->rec) : 0) + strlen(calls) + 1;
     char *cell = spi_malloc(len);
-    if (!cell) return NULL;
+    if (!cell) {
+        spi_free(escaped);
+        return NULL;
+    }
     size_t used = 0;
     for (size_t i = 1; i < levels; i++) used += (size_t)sprintf(cell + used, "%s", g->pipe);
     if (levels) used += (size_t)sprintf(cell + used, "%s", g->branch);
-    spi_text_escape(cell + used, name_len + 1, name);
+    memcpy(cell + used, escaped, name_len);
     used += name_len;
-    snprintf(cell + used, len - used, "%s%s", row->recursive ? g->rec : "", calls);
+    snprintf(cell + used, len - used, "%s%s%s", cut, row->recursive ? g->rec : "", calls);
+    spi_free(escaped);
     return cell;
 }
 

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,4 +337,249 @@ int spi_h5_publish_temp(const char *temp, const char *final, spi_error *err) {
         unlink(temp);
     }
     return status;
+}
+
+/* ---- the guarded file driver ------------------------------------------------
+ *
+ * libhdf5 1.10 cannot survive a failed write during a flush or a close: the
+ * failed flush leaves its metadata cache half switched (the next flush, the
+ * close's own, then fails with "slist already enabled?"), and a failed
+ * H5Fclose or H5Dclose frees the object but keeps its identifier, which
+ * the library's exit handler later closes again (SIGSEGV in H5F__close_cb
+ * at exit, long after the writer returned). So the writer's file never
+ * tells HDF5 that a write failed: this driver forwards everything to the
+ * sec2 driver through the public H5FD API (as HDF5's own multi driver
+ * does), and when a write, truncate or close fails it records errno in the
+ * writer's spi_h5_guard and reports success. From then on nothing more is
+ * written to the file: metadata writes are kept in memory (so that HDF5
+ * reads back what it wrote and its structures stay consistent), raw data
+ * is dropped. The writer asks spi_h5_guard_failed after each step and
+ * discards the file; every close then succeeds. */
+
+#if !H5_VERSION_GE(1, 13, 0)
+
+/* Metadata kept in memory after a failure, at most this many bytes (the
+ * writer stops at its next check; a close flushes what is dirty). */
+#define GUARD_OVERLAY_MAX (64u << 20)
+
+typedef struct guard_block {
+    haddr_t addr;
+    size_t size;
+    unsigned char *bytes;
+} guard_block;
+
+typedef struct guard_file {
+    H5FD_t pub;                  /* first: HDF5 sees this part */
+    H5FD_t *inner;               /* the sec2 file */
+    spi_h5_guard *guard;
+    guard_block *blocks;         /* metadata written after the failure, in order */
+    size_t block_count, block_cap, overlay_bytes;
+} guard_file;
+
+typedef struct guard_fapl {
+    spi_h5_guard *guard;
+} guard_fapl;
+
+static void guard_note(guard_file *f, int error) {
+    if (!f->guard || f->guard->failed) return;
+    f->guard->failed = true;
+    f->guard->error = error ? error : EIO;
+}
+
+static H5FD_t *guard_open(const char *name, unsigned flags, hid_t fapl, haddr_t maxaddr) {
+    const guard_fapl *info = H5Pget_driver_info(fapl);
+    hid_t inner_fapl = H5Pcopy(fapl);
+    guard_file *f = spi_calloc(1, sizeof *f);
+    if (f && inner_fapl >= 0 && H5Pset_fapl_sec2(inner_fapl) >= 0)
+        f->inner = H5FDopen(name, flags, inner_fapl, maxaddr);
+    if (inner_fapl >= 0) H5Pclose(inner_fapl);
+    if (!f || !f->inner) {
+        spi_free(f);
+        return NULL;
+    }
+    f->guard = info ? info->guard : NULL;
+    return &f->pub;
+}
+
+static herr_t guard_close(H5FD_t *file) {
+    guard_file *f = (guard_file *)file;
+    errno = 0;
+    if (H5FDclose(f->inner) < 0) guard_note(f, errno);
+    for (size_t i = 0; i < f->block_count; i++) spi_free(f->blocks[i].bytes);
+    spi_free(f->blocks);
+    spi_free(f);
+    return 0;
+}
+
+static int guard_cmp(const H5FD_t *a, const H5FD_t *b) {
+    return H5FDcmp(((const guard_file *)a)->inner, ((const guard_file *)b)->inner);
+}
+
+static herr_t guard_query(const H5FD_t *file, unsigned long *flags) {
+    if (!file) {
+        *flags = 0;
+        return 0;
+    }
+    return H5FDquery(((const guard_file *)file)->inner, flags) < 0 ? -1 : 0;
+}
+
+static haddr_t guard_get_eoa(const H5FD_t *file, H5FD_mem_t type) {
+    return H5FDget_eoa(((const guard_file *)file)->inner, type);
+}
+
+static herr_t guard_set_eoa(H5FD_t *file, H5FD_mem_t type, haddr_t addr) {
+    return H5FDset_eoa(((guard_file *)file)->inner, type, addr);
+}
+
+static haddr_t guard_get_eof(const H5FD_t *file, H5FD_mem_t type) {
+    return H5FDget_eof(((const guard_file *)file)->inner, type);
+}
+
+static herr_t guard_get_handle(H5FD_t *file, hid_t fapl, void **handle) {
+    return H5FDget_vfd_handle(((guard_file *)file)->inner, fapl, handle);
+}
+
+static herr_t guard_read(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,
+                         void *buffer) {
+    guard_file *f = (guard_file *)file;
+    if (H5FDread(f->inner, type, dxpl, addr, size, buffer) < 0) {
+        if (!f->guard || !f->guard->failed) return -1;
+        memset(buffer, 0, size); /* the file is being discarded */
+    }
+    /* what was written after a failure, later blocks over earlier ones */
+    for (size_t i = 0; i < f->block_count; i++) {
+        const guard_block *b = &f->blocks[i];
+        haddr_t lo = addr > b->addr ? addr : b->addr;
+        haddr_t hi = addr + size < b->addr + b->size ? addr + size : b->addr + b->size;
+        if (lo < hi)
+            memcpy((unsigned char *)buffer + (lo - addr), b->bytes + (lo - b->addr),
+                   (size_t)(hi - lo));
+    }
+    return 0;
+}
+
+static void guard_keep(guard_file *f, H5FD_mem_t type, haddr_t addr, size_t size,
+                       const void *buffer) {
+    if (type == H5FD_MEM_DRAW || size == 0 || f->overlay_bytes + size > GUARD_OVERLAY_MAX)
+        return;
+    if (f->block_count == f->block_cap) {
+        size_t cap = f->block_cap ? 2 * f->block_cap : 64;
+        guard_block *grown = spi_reallocarray(f->blocks, cap, sizeof *grown);
+        if (!grown) return;
+        f->blocks = grown;
+        f->block_cap = cap;
+    }
+    unsigned char *bytes = spi_malloc(size);
+    if (!bytes) return;
+    memcpy(bytes, buffer, size);
+    f->blocks[f->block_count++] = (guard_block){addr, size, bytes};
+    f->overlay_bytes += size;
+}
+
+static herr_t guard_write(H5FD_t *file, H5FD_mem_t type, hid_t dxpl, haddr_t addr, size_t size,
+                          const void *buffer) {
+    guard_file *f = (guard_file *)file;
+    if (!f->guard || !f->guard->failed) {
+        errno = 0;
+        if (H5FDwrite(f->inner, type, dxpl, addr, size, buffer) >= 0) return 0;
+        if (!f->guard) return -1;
+        guard_note(f, errno);
+    }
+    guard_keep(f, type, addr, size, buffer);
+    return 0;
+}
+
+static herr_t guard_flush(H5FD_t *file, hid_t dxpl, hbool_t closing) {
+    guard_file *f = (guard_file *)file;
+    if (f->guard && f->guard->failed) return 0;
+    errno = 0;
+    if (H5FDflush(f->inner, dxpl, closing) < 0) {
+        if (!f->guard) return -1;
+        guard_note(f, errno);
+    }
+    return 0;
+}
+
+static herr_t guard_truncate(H5FD_t *file, hid_t dxpl, hbool_t closing) {
+    guard_file *f = (guard_file *)file;
+    if (f->guard && f->guard->failed) return 0;
+    errno = 0;
+    if (H5FDtruncate(f->inner, dxpl, closing) < 0) {
+        if (!f->guard) return -1;
+        guard_note(f, errno);
+    }
+    return 0;
+}
+
+static herr_t guard_lock(H5FD_t *file, hbool_t rw) {
+    return H5FDlock(((guard_file *)file)->inner, rw);
+}
+
+static herr_t guard_unlock(H5FD_t *file) { return H5FDunlock(((guard_file *)file)->inner); }
+
+static const H5FD_class_t guard_class = {
+    .name = "scope_profiler_guard",
+    .maxaddr = (haddr_t)(((uint64_t)1 << 63) - 1),
+    .fc_degree = H5F_CLOSE_WEAK,
+    .fapl_size = sizeof(guard_fapl),
+    .open = guard_open,
+    .close = guard_close,
+    .cmp = guard_cmp,
+    .query = guard_query,
+    .get_eoa = guard_get_eoa,
+    .set_eoa = guard_set_eoa,
+    .get_eof = guard_get_eof,
+    .get_handle = guard_get_handle,
+    .read = guard_read,
+    .write = guard_write,
+    .flush = guard_flush,
+    .truncate = guard_truncate,
+    .lock = guard_lock,
+    .unlock = guard_unlock,
+    .fl_map = H5FD_FLMAP_DICHOTOMY,
+};
+
+static pthread_mutex_t guard_registration = PTHREAD_MUTEX_INITIALIZER;
+static hid_t guard_driver = H5I_INVALID_HID;
+
+/* The driver's id; registered again after an H5close. */
+static hid_t guard_driver_id(void) {
+    pthread_mutex_lock(&guard_registration);
+    if (guard_driver < 0 || H5Iis_valid(guard_driver) <= 0)
+        guard_driver = H5FDregister(&guard_class);
+    hid_t id = guard_driver;
+    pthread_mutex_unlock(&guard_registration);
+    return id;
+}
+
+hid_t spi_h5_guard_fapl(spi_h5_guard *guard) {
+    *guard = (spi_h5_guard){0};
+    hid_t driver = guard_driver_id();
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    guard_fapl info = {guard};
+    /* STRONG: H5Fclose closes the file for good even if an identifier of
+     * an object in it was left open, so the driver never reports to a
+     * guard after its writer is gone. */
+    if (fapl >= 0 && (driver < 0 || H5Pset_driver(fapl, driver, &info) < 0 ||
+                      H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0)) {
+        H5Pclose(fapl);
+        fapl = H5I_INVALID_HID;
+    }
+    return fapl;
+}
+
+#else /* HDF5 1.13 and later close a file whose flush failed cleanly */
+
+hid_t spi_h5_guard_fapl(spi_h5_guard *guard) {
+    *guard = (spi_h5_guard){0};
+    return H5Pcreate(H5P_FILE_ACCESS);
+}
+
+#endif
+
+int spi_h5_guard_check(const spi_h5_guard *guard, spi_error *err, const char *path,
+                       const char *what) {
+    if (!guard->failed) return SP_OK;
+    return spi_error_set(err, SP_ERR_OUTPUT, "%s: cannot %s: %s", path, what,
+                         strerror(guard->error));
 }

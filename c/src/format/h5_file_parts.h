@@ -96,4 +96,25 @@ void spi_h5_partial_forget(int slot);
  * names final: SP_ERR_OUTPUT or SP_ERR_INVALID_ARGUMENT. */
 int spi_h5_publish_temp(const char *temp, const char *final, spi_error *err);
 
+/* The streaming writer's file driver (h5_file_parts.c): sec2, except that
+ * HDF5 is never told that a write failed (libhdf5 1.10 cannot close a file
+ * whose flush failed, and a failed close crashes its exit handler later).
+ * The first failure's errno lands here instead, nothing more is written,
+ * and every close succeeds; the writer checks after each step. */
+typedef struct spi_h5_guard {
+    bool failed;
+    int error;   /* errno of the first failed write, truncate or close */
+} spi_h5_guard;
+
+/* A new file access list with the guarded driver reporting to *guard
+ * (which must outlive the file; it is reset here) and a STRONG close
+ * degree (H5Fclose closes every object of the file with it). Caller
+ * closes it; < 0 on failure. */
+hid_t spi_h5_guard_fapl(spi_h5_guard *guard);
+
+/* SP_OK, or SP_ERR_OUTPUT "PATH: cannot WHAT: <the system's reason>" when a
+ * write of the guarded file failed. */
+int spi_h5_guard_check(const spi_h5_guard *guard, spi_error *err, const char *path,
+                       const char *what);
+
 #endif /* SPI_H5_FILE_PARTS_H */

@@ -43,6 +43,7 @@ struct spi_writer {
     char *final_path;
     char *temp_path;
     hid_t file;
+    spi_h5_guard guard;           /* the file driver's record of a failed write */
     spi_writer_layout layout;
     hid_t events[SPI_EV_COUNT];   /* open event datasets, -1 if not written */
     spi_h5_silence_state silence;
@@ -68,17 +69,24 @@ struct spi_writer {
 
 /* ---- helpers ------------------------------------------------------------ */
 
-/* An HDF5 call failed (spi_h5_fail says how the message is chosen). */
+/* An HDF5 call failed (spi_h5_fail says how the message is chosen); a
+ * write the file driver saw fail comes first (its errno is the cause). */
 static int h5_fail(spi_writer *w, spi_error *err, const char *what) {
-    return spi_h5_fail(err, w->final_path, what);
+    int status = spi_h5_guard_check(&w->guard, err, w->final_path, what);
+    return status != SP_OK ? status : spi_h5_fail(err, w->final_path, what);
 }
 
-/* Close the doomed temporary file for good. HDF5 flushes on close; when a
- * write failed for lack of space, that flush fails too, H5Fclose leaves a
- * half-closed file in the library's tables, and HDF5's exit handler later
- * crashes the host program on it. Truncating the file first gives the
- * space back, so the final flush (into a file that is deleted anyway)
- * succeeds and the file really closes. */
+/* SP_OK unless the file driver saw a write fail (then the file is doomed). */
+static int io_check(spi_writer *w, spi_error *err, const char *what) {
+    return spi_h5_guard_check(&w->guard, err, w->final_path, what);
+}
+
+/* Close the doomed temporary file for good, once. The guarded driver
+ * (spi_h5_guard_fapl) never lets a close fail for lack of space: a failed
+ * H5Fclose in libhdf5 1.10 frees the file but keeps its identifier, and
+ * any later use of it (a second close, the library's exit handler)
+ * crashes the host program. Truncating first gives the space back to
+ * whoever else needs it. */
 static void close_discarded(spi_writer *w) {
     for (int c = 0; c < SPI_EV_COUNT; c++) {
         if (w->events[c] >= 0) H5Dclose(w->events[c]);
@@ -92,7 +100,7 @@ static void close_discarded(spi_writer *w) {
             close(fd);
         }
     }
-    if (H5Fclose(w->file) < 0) H5Fclose(w->file); /* a second try after a partial close */
+    H5Fclose(w->file); /* whatever it returns, the identifier is gone */
     w->file = -1;
 }
 
@@ -175,7 +183,10 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
     spi_h5_silence(&w->silence);
     *writer = w;
 
-    w->file = H5Fcreate(w->temp_path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t fapl = spi_h5_guard_fapl(&w->guard);
+    if (fapl < 0) return h5_fail(w, err, "set up the HDF5 file driver");
+    w->file = H5Fcreate(w->temp_path, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    H5Pclose(fapl);
     if (w->file < 0) return h5_fail(w, err, "create the HDF5 file");
     if (spi_h5_write_root_attributes(w->file, layout->aggregate) != SP_OK)
         return h5_fail(w, err, "write the root attributes");
@@ -193,14 +204,15 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
     }
     H5Gclose(events);
     if (status != SP_OK) return h5_fail(w, err, "create the event columns");
-    return SP_OK;
+    return io_check(w, err, "create the event columns");
 }
 
 /* ---- metadata, names, threads --------------------------------------------- */
 
 int spi_writer_write_metadata(spi_writer *w, const spi_meta *metadata, spi_error *err) {
-    return spi_h5_write_metadata(w->file, metadata) == SP_OK ? SP_OK
-                                                             : h5_fail(w, err, "write the metadata");
+    return spi_h5_write_metadata(w->file, metadata) == SP_OK
+               ? io_check(w, err, "write the metadata")
+               : h5_fail(w, err, "write the metadata");
 }
 
 int spi_writer_write_region_names(spi_writer *w, const char *const *names, size_t count,
@@ -211,14 +223,16 @@ int spi_writer_write_region_names(spi_writer *w, const char *const *names, size_
                              w->layout.region_count);
     int status = spi_h5_write_region_table(w->file, names, count);
     if (status == SP_ERR_OUT_OF_MEMORY) return oom(w, err);
-    return status == SP_OK ? SP_OK : h5_fail(w, err, "write the region names");
+    return status == SP_OK ? io_check(w, err, "write the region names")
+                           : h5_fail(w, err, "write the region names");
 }
 
 int spi_writer_write_threads(spi_writer *w, const spi_thread_row *threads, size_t count,
                              spi_error *err) {
     int status = spi_h5_write_thread_table(w->file, threads, count);
     if (status == SP_ERR_OUT_OF_MEMORY) return oom(w, err);
-    return status == SP_OK ? SP_OK : h5_fail(w, err, "write the thread table");
+    return status == SP_OK ? io_check(w, err, "write the thread table")
+                           : h5_fail(w, err, "write the thread table");
 }
 
 /* ---- rows ----------------------------------------------------------------- */
@@ -299,6 +313,7 @@ int spi_writer_append_events(spi_writer *w, const spi_event_chunk *chunk, spi_er
             status = write_event_slice(w->events[c], offset, values, n);
         }
         if (status != SP_OK) return h5_fail(w, err, "write events");
+        if ((status = io_check(w, err, "write events")) != SP_OK) return status;
         w->event_cursor += n;
         w->row_events += n;
         done += n;
@@ -377,14 +392,16 @@ int spi_writer_publish(spi_writer *w, spi_error *err) {
     }
     if (status == SP_OK && H5Fflush(w->file, H5F_SCOPE_GLOBAL) < 0)
         status = h5_fail(w, err, "flush the file");
+    if (status == SP_OK) status = io_check(w, err, "flush the file");
     if (status != SP_OK) {
         close_discarded(w); /* the file is going: never leave it half closed */
     } else {
-        if (H5Fclose(w->file) < 0) {
-            status = h5_fail(w, err, "close the file");
-            close_discarded(w);
-        }
+        /* One close, whatever it returns: after a failed H5Fclose the
+         * identifier must never be used again (close_discarded is not
+         * called on it). */
+        if (H5Fclose(w->file) < 0) status = h5_fail(w, err, "close the file");
         w->file = -1;
+        if (status == SP_OK) status = io_check(w, err, "close the file");
     }
     if (status == SP_OK) status = spi_h5_publish_temp(w->temp_path, w->final_path, err);
     else unlink(w->temp_path);

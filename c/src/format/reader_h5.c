@@ -31,6 +31,7 @@
 #include "format/reader_calls.h"
 #include "format/reader_lock.h"
 #include "format/reader_h5_util.h"
+#include "format/reader_policy.h"
 #include "format/schema.h"
 
 #define SPI_READ_BLOCK ((hsize_t)1 << 20)
@@ -775,52 +776,6 @@ static int read_open_file(spi_profile *out, hid_t file, const char *path, unsign
     return status;
 }
 
-static int not_readable(const char *path, spi_error *err) {
-    char cause[256];
-    spi_h5r_last_error(cause, sizeof cause);
-    return spi_error_set(err, SP_ERR_NOT_A_PROFILE,
-                         "%s is not a readable HDF5 profiling file. A run that was "
-                         "interrupted while writing leaves a truncated file behind; the "
-                         "underlying error was: %s",
-                         path, cause[0] ? cause : "not an HDF5 file");
-}
-
-/* STRONG close: H5Fclose also closes any identifier an error path left
- * open, so a damaged file cannot leak handles. */
-static hid_t strong_close_fapl(void) {
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl >= 0 && H5Pset_fclose_degree(fapl, H5F_CLOSE_STRONG) < 0) {
-        H5Pclose(fapl);
-        fapl = -1;
-    }
-    return fapl;
-}
-
-static hid_t open_path(const char *path) {
-#if H5_VERSION_GE(1, 12, 0)
-    htri_t is_hdf5 = H5Fis_accessible(path, H5P_DEFAULT);
-#else
-    htri_t is_hdf5 = H5Fis_hdf5(path);
-#endif
-    hid_t fapl = strong_close_fapl();
-    hid_t file = is_hdf5 > 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl >= 0 ? fapl : H5P_DEFAULT) : -1;
-    if (fapl >= 0) H5Pclose(fapl);
-    return file;
-}
-
-/* The core driver serves the file from memory (no backing store, so
- * nothing is ever written); H5Pset_file_image copies the caller's bytes,
- * so HDF5 never touches the caller's buffer. */
-static hid_t open_image(const void *image, size_t size, const char *name) {
-    hid_t fapl = strong_close_fapl();
-    hid_t file = -1;
-    if (fapl >= 0 && size > 0 && H5Pset_fapl_core(fapl, 64 * 1024, false) >= 0 &&
-        H5Pset_file_image(fapl, (void *)(uintptr_t)image, size) >= 0)
-        file = H5Fopen(name, H5F_ACC_RDONLY, fapl);
-    if (fapl >= 0) H5Pclose(fapl);
-    return file;
-}
-
 /* image NULL: read the file at path; else read `size` bytes of image,
  * called `path` in messages. */
 static int read_locked(spi_profile *out, const char *path, const void *image, size_t size,
@@ -828,8 +783,11 @@ static int read_locked(spi_profile *out, const char *path, const void *image, si
     spi_h5r_lock();
     spi_h5_silence_state silence;
     spi_h5_silence(&silence);
-    hid_t file = image ? open_image(image, size, path) : open_path(path);
-    int status = file < 0 ? not_readable(path, err) : read_open_file(out, file, path, flags, err);
+    /* The open policy (reader_policy.c) walks the whole file before any
+     * data is read: nothing here can follow it into another file. */
+    hid_t file = -1;
+    int status = spi_h5r_open_checked(path, image, size, &file, err);
+    if (status == SP_OK) status = read_open_file(out, file, path, flags, err);
     spi_h5_restore(&silence);
     spi_h5r_unlock();
     return status;
