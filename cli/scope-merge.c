@@ -5,7 +5,7 @@
  *   scope-merge IN1 IN2 [IN...] -o OUT [--prefix INPUT=PREFIX]... [--allow-disjoint]
  *               [--label TEXT] [--quiet]
  *
- * Exit status (cli_common.h, the README's table): 0 merged; 1 usage (an
+ * Exit status (cli_common.h, docs/guide/results.md): 0 merged; 1 usage (an
  * unknown option, no -o, fewer than two inputs); 2 a bad input (unreadable,
  * repeated, equal to the output, colliding region names); 3 any other
  * failure (out of memory, an unwritable output). Nothing is written unless
@@ -36,10 +36,14 @@ static void usage(FILE *out) {
             "into one schema-3 file. Ranks line up by number; a region name present in\n"
             "more than one input is refused, and so are inputs whose recorded time\n"
             "spans do not overlap. Metadata: --label, else the first input's label;\n"
-            "mpi_size, num_nodes, omp_num_threads, total_cores the largest; any other\n"
-            "key the first input's that has it; each input's source, source_language\n"
-            "and label are kept as merged_sources, merged_source_languages and\n"
-            "merged_labels (with merged_inputs, one item per input).\n"
+            "mpi_size, num_nodes, omp_num_threads, total_cores the largest;\n"
+            "start_time_ns the earliest, finalize_time_ns the latest; any other key\n"
+            "the first input's that has it; each input's source, source_language,\n"
+            "label and scope_profiler_version are kept as merged_sources,\n"
+            "merged_source_languages, merged_labels and merged_versions (with\n"
+            "merged_inputs, one item per input). Every call gets a lane (thread id):\n"
+            "a driver's main thread and the native main thread it encloses share one,\n"
+            "calls that do not nest across inputs never do (thread_table names each).\n"
             "\n"
             "Options:\n"
             "  -o, --output OUT        the merged file (written to a temporary file and\n"
@@ -60,7 +64,7 @@ static void usage(FILE *out) {
             "  0  merged\n"
             "  1  usage error (unknown option, no -o OUT, fewer than two inputs)\n"
             "  2  a bad input (unreadable, repeated, the output itself, colliding\n"
-            "     region names); nothing is written\n"
+            "     region names, anything scope-check rejects); nothing is written\n"
             "  3  any other failure (out of memory, OUT not writable); nothing is\n"
             "     written\n");
 }

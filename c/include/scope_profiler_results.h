@@ -108,7 +108,10 @@ typedef struct sp_results sp_results;
  *  the index and passes once over every row's starts and durations, to
  *  validate them and compute sp_results_row_stats exactly as a full read
  *  does. Taken for HDF5 schema 2 and 3 columnar files whose rows all have
- *  a stored exclusive total; any other file is read whole as without the
+ *  a stored exclusive total and that have no gpu_durations or task_ids
+ *  column (a call's lane needs its task id, and the cursors' slices do not
+ *  carry it: such files keep their arrays, where sp_results_row_task_ids
+ *  gives it); any other file is read whole as without the
  *  flag (sp_results_calls_in_memory tells which happened). The file stays
  *  open, read-only, until sp_results_close. */
 #define SP_RESULTS_CALLS_ON_DEMAND 2

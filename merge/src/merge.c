@@ -10,15 +10,20 @@
  *           union region table, the rank list, metadata and thread table.
  *   pass 1  per rank, a k-way merge of all that rank's rows (of every
  *           input) in start order, with one stack of open calls per lane.
- *           It rebuilds the nesting exactly as FORMAT.md 7.6 does, which
- *           gives the exclusive totals of the merged tree, finds for each
- *           root call of a later input the innermost enclosing call of an
- *           earlier one (its new parent), and records each input's highest
- *           call id per rank (the renumbering offsets). New parents go to
- *           an unlinked scratch file at the call's event position, so they
- *           cost disk, not memory; positions without one read back as 0.
+ *           It rebuilds the nesting exactly as FORMAT.md 7.6 does per lane
+ *           (the Python package's rule), twice at once: with the inputs'
+ *           main lanes joint and with every input's lanes its own. That
+ *           gives the exclusive totals of both, finds for each root call
+ *           the innermost enclosing call of its lane (its new parent), and
+ *           records each input's highest call id per rank (the
+ *           renumbering offsets). New parents go to an unlinked scratch
+ *           file at the call's event position, so they cost disk, not
+ *           memory; positions without one read back as 0. The main lanes
+ *           stay joint where a driver call encloses native calls; then
+ *           merge_lanes.c gives every lane its output thread id.
  *   pass 2  every row streamed through the writer in blocks: ids shifted
- *           by their offsets, adopted roots given their new parent.
+ *           by their offsets, adopted roots given their new parent, every
+ *           call its lane's thread id.
  *
  * Rows never need combining: a (rank, region) pair comes from exactly one
  * input, because a region name in two inputs is refused.
@@ -72,13 +77,25 @@ static void free_merge(spm_merge *m) {
     spi_free(m->ranks);
     spi_free(m->slot_base);
     spi_free(m->slot_exclusive);
+    spi_free(m->slot_exclusive_alone);
+    spi_free(m->rank_joint);
+    spi_free(m->primary);
+    spi_free(m->has_unknown);
+    spi_free(m->linked);
+    spi_free(m->unknown_lane);
+    for (size_t t = 0; t < m->out_thread_count; t++) spi_free(m->out_threads[t].name);
+    spi_free(m->out_threads);
     spi_free(m->slot_adopted);
     spi_free(m->slot_spill);
     spi_free(m->rank_nested);
     spi_free(m->max_id);
     size_t cells = m->input_count * (m->rank_count ? m->rank_count : 1);
     for (size_t c = 0; m->ids && c < cells; c++) spi_free(m->ids[c].entries);
-    for (size_t c = 0; m->thread_sets && c < cells; c++) spi_free(m->thread_sets[c].indices);
+    for (size_t c = 0; m->thread_sets && c < cells; c++) {
+        spi_free(m->thread_sets[c].indices);
+        spi_free(m->thread_sets[c].table_rows);
+        spi_free(m->thread_sets[c].lanes);
+    }
     spi_free(m->ids);
     spi_free(m->thread_sets);
     for (size_t i = 0; m->rank_rows && i < m->input_count; i++) spi_free(m->rank_rows[i]);
@@ -125,6 +142,7 @@ static int run_merge(const char *const *inputs, size_t count, const char *output
         status = spm_sweep_rank(&m, ri, err);
     if (status == SP_OK && !options->allow_disjoint) status = spm_check_spans(&m, err);
     if (status == SP_OK) status = spm_number_ids(&m, err);
+    if (status == SP_OK) status = spm_assign_lanes(&m, err);
     if (status == SP_OK) status = spm_write_output(&m, output, err);
     free_merge(&m);
     return status;

@@ -257,8 +257,41 @@ static int add_rows(spi_profile *out, const path_set *s, const spm_input *inputs
     return SP_OK;
 }
 
+/* An aggregate input's rows are copied as they are, so they must be what
+ * scope-check accepts: a count that is a count (below 2^63: the reader
+ * sums counts as int64), durations >= 0 (total, minimum), minimum <= maximum,
+ * an exclusive total within [-1, total], and nothing stored for no calls. */
+static int check_aggregate_rows(const spm_input *in, spi_error *err) {
+    for (size_t r = 0; r < in->prof.row_count; r++) {
+        const spi_row *row = &in->prof.rows[r];
+        if (!row->aggregate) continue;
+        const char *what = NULL;
+        if (row->aggregate_count > (uint64_t)INT64_MAX) what = "a call count beyond int64";
+        else if (row->aggregate_total < 0) what = "a negative total";
+        else if (row->aggregate_count && row->aggregate_minimum < 0)
+            what = "a negative minimum duration";
+        else if (row->aggregate_count && row->aggregate_minimum > row->aggregate_maximum)
+            what = "a minimum above the maximum";
+        else if (row->aggregate_exclusive < -1 || row->aggregate_exclusive > row->aggregate_total)
+            what = "an exclusive total outside [-1, total]";
+        else if (!row->aggregate_count && (row->aggregate_total || row->aggregate_minimum ||
+                                           row->aggregate_maximum || row->aggregate_exclusive > 0))
+            what = "times for no calls";
+        if (what)
+            return spm_refuse(err, in, row->rank, row->region,
+                              "aggregate row with %s (count %llu, total %lld ns)", what,
+                              (unsigned long long)row->aggregate_count,
+                              (long long)row->aggregate_total);
+    }
+    return SP_OK;
+}
+
 int spm_merge_aggregate(spm_input *inputs, size_t count, const spm_aggregate_plan *plan,
                         spi_meta *metadata, const char *output, spi_error *err) {
+    for (size_t i = 0; i < count; i++) {
+        int checked = inputs[i].aggregate ? check_aggregate_rows(&inputs[i], err) : SP_OK;
+        if (checked != SP_OK) return checked;
+    }
     path_set s = {0};
     spi_profile out = {0};
     spi_profile *whole = spi_calloc(count, sizeof *whole);

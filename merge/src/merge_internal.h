@@ -129,16 +129,32 @@ typedef struct spm_id_table {
 } spm_id_table;
 
 typedef struct spm_thread_set {
-    int64_t *indices;          /* sorted */
+    int64_t *indices;          /* sorted, distinct */
+    size_t *table_rows;        /* per index: its row in the input's thread table */
+    int64_t *lanes;            /* per index: its output thread id (merge_lanes.c) */
     size_t count;
 } spm_thread_set;
 
-/* A root call's new parent, found in pass 1: a call of the input at
- * position host_order - 1 of the id order (0: none), by its stored id. */
+/* A call's new parent, found in pass 1 for a numbered call stored as a
+ * root (or without parent_ids) whose lane encloses it in a numbered call,
+ * one per way of laying out the rank's lanes (merge_lanes.c):
+ *   joint: the inputs' main lanes share one output thread; the host is a
+ *          call of the input at position host_order - 1 of the id order
+ *          (0: none), by its stored id;
+ *   alone: every input keeps its own lanes; the host is a call of the same
+ *          input, stored id alone_host - 1 (0: none). */
 typedef struct spm_adoption {
     int64_t host_order;
     int64_t host_id;
+    int64_t alone_host;
+    int64_t own_id;            /* a call of an input without call_ids: the id
+                                  pass 1 gave it + 1 (0: none) */
 } spm_adoption;
+
+/* An input's main lane on a rank (spm_merge.primary): its calls without a
+ * thread when it has no thread_ids, else its thread 0; or none. */
+#define SPM_PRIMARY_UNKNOWN_THREAD (-1)
+#define SPM_NO_PRIMARY (-2)
 
 typedef struct spm_merge {
     spm_input *inputs;
@@ -149,19 +165,29 @@ typedef struct spm_merge {
     size_t rank_count;
     size_t *slot_base;         /* per input: first slot of its rows */
     size_t slot_count;
-    int64_t *slot_exclusive;   /* per slot, pass 1 */
+    int64_t *slot_exclusive;   /* per slot, pass 1, main lanes joint */
+    int64_t *slot_exclusive_alone; /* per slot, pass 1, every input's lanes its own */
     bool *slot_adopted;        /* per slot: some call got a new parent */
     uint64_t *slot_spill;      /* per slot: first event position in the scratch file */
     bool *rank_nested;         /* per rank: pass 1 rebuilt the nesting */
+    bool *rank_joint;          /* per rank: the linked inputs' main lanes are one lane */
     int64_t *max_id;           /* [input * rank_count + rank]: highest call id, -1 none */
     spm_id_table *ids;         /* same shape: the numbered calls, sorted by id */
     spm_thread_set *thread_sets; /* same shape: thread indices of the table */
+    int64_t *primary;          /* same shape: the main lane (SPM_PRIMARY_*, or a thread) */
+    bool *has_unknown;         /* same shape: some call has no thread (pass 1) */
+    bool *linked;              /* same shape: its main lane nests with another input's */
+    int64_t *unknown_lane;     /* same shape: output thread id of calls without one */
+    spi_thread_row *out_threads; /* the output's thread table (merge_lanes.c) */
+    size_t out_thread_count;
     size_t **rank_rows;        /* ... (row indices) */
     int64_t *id_offset;        /* same shape */
     int64_t *thread_offset;    /* same shape */
     uint32_t *region_base;     /* per input: its first id in the union table */
     FILE *spill;
     uint64_t done, total;      /* progress */
+    bool number_all;           /* the output has call_ids: calls of inputs
+                                  without them are numbered in start order */
     const sp_merge_options *options;
 } spm_merge;
 
@@ -192,8 +218,8 @@ int spm_plan(spm_merge *m, spi_error *err);
 const size_t *spm_rows_on_rank(const spm_merge *m, size_t i, uint32_t rank, size_t *count);
 /* Position of id in the table (sorted by spm_number_ids), or -1. */
 int64_t spm_id_find(const spm_id_table *t, int64_t id);
-/* Whether index is in the (sorted) thread set. */
-bool spm_thread_known(const spm_thread_set *t, int64_t index);
+/* Position of index in the (sorted) thread set, or -1. */
+int64_t spm_thread_find(const spm_thread_set *t, int64_t index);
 /* The merged metadata of all inputs into meta. */
 int spm_build_metadata(const spm_merge *m, spi_meta *meta, spi_error *err);
 /* After pass 1: sort the ids (a repeated one is refused) and set id_offset. */
@@ -204,6 +230,14 @@ int spm_number_ids(spm_merge *m, spi_error *err);
 int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err);
 /* Refuse inputs whose time spans neither overlap nor nest. */
 int spm_check_spans(const spm_merge *m, spi_error *err);
+
+/* merge_lanes.c: after pass 1, the output's lanes. */
+/* Per rank, the output thread id of every input lane and the output's
+ * thread table naming each (m->out_threads). */
+int spm_assign_lanes(spm_merge *m, spi_error *err);
+/* The output thread id of a call of input i on rank index ri stored with
+ * thread id `thread` (-1: none). */
+int64_t spm_lane_of(const spm_merge *m, size_t i, size_t ri, int64_t thread);
 
 /* merge_write.c: pass 2. */
 /* Write and publish the merged file at output (nothing on error). */

@@ -9,6 +9,7 @@
  * rank among that input's ids.
  */
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "util/alloc.h"
@@ -43,8 +44,77 @@ static int cmp_i64(const void *a, const void *b) {
     return x < y ? -1 : (x > y);
 }
 
-bool spm_thread_known(const spm_thread_set *t, int64_t index) {
-    return bsearch(&index, t->indices, t->count, sizeof *t->indices, cmp_i64) != NULL;
+int64_t spm_thread_find(const spm_thread_set *t, int64_t index) {
+    /* An empty set has no array: bsearch must not see its NULL. */
+    if (t->count == 0) return -1;
+    const int64_t *at = bsearch(&index, t->indices, t->count, sizeof *t->indices, cmp_i64);
+    return at ? (int64_t)(at - t->indices) : -1;
+}
+
+/* Sort a thread set by index, its table rows along; a (rank, index) twice
+ * in one input's table is refused (scope-check rejects it: thread_ids
+ * could not say which row a call ran on). */
+typedef struct thread_ref {
+    int64_t index;
+    size_t table_row;
+} thread_ref;
+
+static int by_thread_index(const void *a, const void *b) {
+    const thread_ref *x = a, *y = b;
+    if (x->index != y->index) return x->index < y->index ? -1 : 1;
+    return x->table_row < y->table_row ? -1 : (x->table_row > y->table_row);
+}
+
+static int sort_thread_set(spm_thread_set *set, const spm_input *in, uint32_t rank,
+                           spi_error *err) {
+    if (set->count < 2) return SP_OK;
+    thread_ref *refs = spi_malloc(set->count * sizeof *refs);
+    if (!refs) return spm_oom(err);
+    for (size_t k = 0; k < set->count; k++)
+        refs[k] = (thread_ref){set->indices[k], set->table_rows[k]};
+    qsort(refs, set->count, sizeof *refs, by_thread_index);
+    for (size_t k = 0; k < set->count; k++) {
+        set->indices[k] = refs[k].index;
+        set->table_rows[k] = refs[k].table_row;
+    }
+    spi_free(refs);
+    for (size_t k = 1; k < set->count; k++)
+        if (set->indices[k] == set->indices[k - 1])
+            return spi_error_set(err, SP_ERR_CORRUPT,
+                                 "scope-merge: %s: rank %u: thread index %" PRId64 " appears "
+                                 "twice in the thread table; scope-merge copies nothing "
+                                 "scope-check rejects",
+                                 in->path, rank, set->indices[k]);
+    return SP_OK;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : (x > y);
+}
+
+/* Two index rows for one (rank, region) of an input: refused, as
+ * scope-check refuses them (the row's calls would be counted twice). */
+static int check_duplicate_rows(const spm_merge *m, spi_error *err) {
+    size_t longest = 0;
+    for (size_t i = 0; i < m->input_count; i++)
+        if (m->inputs[i].prof.row_count > longest) longest = m->inputs[i].prof.row_count;
+    uint32_t *regions = spi_malloc((longest ? longest : 1) * sizeof *regions);
+    if (!regions) return spm_oom(err);
+    int status = SP_OK;
+    for (size_t i = 0; i < m->input_count && status == SP_OK; i++)
+        for (size_t ri = 0; ri < m->rank_count && status == SP_OK; ri++) {
+            size_t n = 0;
+            const size_t *on = spm_rows_on_rank(m, i, m->ranks[ri], &n);
+            for (size_t k = 0; k < n; k++) regions[k] = m->inputs[i].prof.rows[on[k]].region;
+            qsort(regions, n, sizeof *regions, cmp_u32);
+            for (size_t k = 1; k < n && status == SP_OK; k++)
+                if (regions[k] == regions[k - 1])
+                    status = spm_refuse(err, &m->inputs[i], m->ranks[ri], regions[k],
+                                        "two index rows for one (rank, region)");
+        }
+    spi_free(regions);
+    return status;
 }
 
 /* ---- plan ------------------------------------------------------------------ */
@@ -123,9 +193,21 @@ int spm_plan(spm_merge *m, spi_error *err) {
     m->id_offset = spi_calloc(cells, sizeof *m->id_offset);
     m->thread_offset = spi_calloc(cells, sizeof *m->thread_offset);
     m->rank_nested = spi_calloc(m->rank_count ? m->rank_count : 1, sizeof *m->rank_nested);
+    m->rank_joint = spi_calloc(m->rank_count ? m->rank_count : 1, sizeof *m->rank_joint);
+    m->primary = spi_calloc(cells, sizeof *m->primary);
+    m->has_unknown = spi_calloc(cells, sizeof *m->has_unknown);
+    m->linked = spi_calloc(cells, sizeof *m->linked);
+    m->unknown_lane = spi_calloc(cells, sizeof *m->unknown_lane);
     if (!m->by_order || !m->order_of || !m->slot_base || !m->region_base || !m->max_id ||
-        !m->id_offset || !m->thread_offset || !m->rank_nested)
+        !m->id_offset || !m->thread_offset || !m->rank_nested || !m->rank_joint ||
+        !m->primary || !m->has_unknown || !m->linked || !m->unknown_lane)
         return spm_oom(err);
+    /* When some input numbers its calls, the output stores parents, so the
+     * calls of inputs without ids get ids too (pass 1, in start order):
+     * otherwise their nesting could not be stored, and a stored root the
+     * package nests under a call is what scope-check rejects. */
+    for (size_t i = 0; i < n; i++)
+        if (m->inputs[i].columns & (1u << SPM_CALL)) m->number_all = true;
     /* Driver first: ids of non-native inputs are numbered before native ones. */
     size_t k = 0;
     for (int pass = 0; pass < 2; pass++)
@@ -145,9 +227,11 @@ int spm_plan(spm_merge *m, spi_error *err) {
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT, "scope-merge: too many regions");
     m->slot_count = (size_t)slots;
     m->slot_exclusive = spi_calloc(slots ? slots : 1, sizeof *m->slot_exclusive);
+    m->slot_exclusive_alone = spi_calloc(slots ? slots : 1, sizeof *m->slot_exclusive_alone);
     m->slot_adopted = spi_calloc(slots ? slots : 1, sizeof *m->slot_adopted);
     m->slot_spill = spi_calloc(slots ? slots : 1, sizeof *m->slot_spill);
-    if (!m->slot_exclusive || !m->slot_adopted || !m->slot_spill) return spm_oom(err);
+    if (!m->slot_exclusive || !m->slot_exclusive_alone || !m->slot_adopted || !m->slot_spill)
+        return spm_oom(err);
     for (size_t i = 0; i < n; i++)
         for (size_t r = 0; r < m->inputs[i].prof.row_count; r++) {
             m->slot_spill[m->slot_base[i] + r] = spill;
@@ -184,20 +268,37 @@ int spm_plan(spm_merge *m, spi_error *err) {
                                        m->inputs[i].path, t, index);
                 break;
             }
+            if (index < 0) continue; /* a row for "no thread" names no lane */
             if (index > highest[cell]) highest[cell] = index;
             spm_thread_set *set = &m->thread_sets[cell];
             int64_t *grown = spi_reallocarray(set->indices, set->count + 1, sizeof *grown);
-            if (!grown) {
+            if (grown) set->indices = grown;
+            size_t *grown_rows =
+                grown ? spi_reallocarray(set->table_rows, set->count + 1, sizeof *grown_rows) : NULL;
+            if (grown_rows) set->table_rows = grown_rows;
+            if (!grown || !grown_rows) {
                 status = spm_oom(err);
                 break;
             }
-            set->indices = grown;
-            set->indices[set->count++] = index;
+            set->indices[set->count] = index;
+            set->table_rows[set->count++] = t;
         }
     }
-    for (size_t c = 0; c < cells && status == SP_OK; c++)
-        if (m->thread_sets[c].count > 1)
-            qsort(m->thread_sets[c].indices, m->thread_sets[c].count, sizeof(int64_t), cmp_i64);
+    for (size_t c = 0; c < cells && status == SP_OK; c++) {
+        spm_thread_set *set = &m->thread_sets[c];
+        status = sort_thread_set(set, &m->inputs[c / m->rank_count], m->ranks[c % m->rank_count],
+                                 err);
+        if (status == SP_OK && set->count) {
+            set->lanes = spi_malloc(set->count * sizeof *set->lanes);
+            if (!set->lanes) status = spm_oom(err);
+        }
+        /* The main lane: a driver file without thread_ids records its main
+         * thread's calls without a thread; a native one numbers its main
+         * thread 0 (the thread that attached first). */
+        const spm_input *in = &m->inputs[c / m->rank_count];
+        if (!(in->columns & (1u << SPM_THREAD))) m->primary[c] = SPM_PRIMARY_UNKNOWN_THREAD;
+        else m->primary[c] = spm_thread_find(set, 0) >= 0 ? 0 : SPM_NO_PRIMARY;
+    }
     for (size_t ri = 0; ri < m->rank_count && status == SP_OK; ri++) {
         int64_t next = 0;
         for (size_t i = 0; i < n; i++) {
@@ -222,7 +323,7 @@ int spm_plan(spm_merge *m, spi_error *err) {
         for (size_t r = 0; r < p->row_count; r++) m->rank_rows[i][r] = r;
         sort_rows_by_rank(m->rank_rows[i], p);
     }
-    return SP_OK;
+    return check_duplicate_rows(m, err);
 }
 
 /* Sizes of the run: the merged run is as large as its largest part, so
@@ -236,7 +337,8 @@ static const char *const size_keys[] = {"mpi_size", "num_nodes", "omp_num_thread
  * it had none (FORMAT.md 1.2: a list is a 1-D string array). */
 static const char *const per_input_keys[][2] = {{"source", "merged_sources"},
                                                 {"source_language", "merged_source_languages"},
-                                                {"label", "merged_labels"}};
+                                                {"label", "merged_labels"},
+                                                {"scope_profiler_version", "merged_versions"}};
 #define PER_INPUT_KEY_COUNT (sizeof per_input_keys / sizeof *per_input_keys)
 
 static int add_per_input_metadata(const spm_merge *m, spi_meta *meta) {
@@ -255,12 +357,40 @@ static int add_per_input_metadata(const spm_merge *m, spi_meta *meta) {
     return status;
 }
 
+/* The writer stores each metadata key as one attribute of /metadata in the
+ * object header, where HDF5 limits one message to 64 KiB: a string array
+ * holds a 16-byte reference per item, so more than this many items cannot
+ * be written. Refused up front, naming the input and the key, instead of
+ * failing at the write. */
+#define SPM_METADATA_MAX_ITEMS 4000
+
+/* The merged run spans all its parts: it starts with the earliest input
+ * and ends with the latest (the other keys are the first input's). */
+static const char *const span_keys[2] = {"start_time_ns", "finalize_time_ns"};
+
 int spm_build_metadata(const spm_merge *m, spi_meta *meta, spi_error *err) {
     int64_t largest[SIZE_KEY_COUNT] = {0};
+    int64_t span[2] = {INT64_MAX, INT64_MIN};
+    bool span_known[2] = {false, false};
     for (size_t i = 0; i < m->input_count; i++) {
         const spi_meta *source = &m->inputs[i].prof.metadata;
         for (size_t e = 0; e < source->count; e++)
+            if (source->entries[e].kind == SPI_META_STR_ARRAY &&
+                source->entries[e].item_count > SPM_METADATA_MAX_ITEMS)
+                return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
+                                     "scope-merge: %s: metadata key '%s' holds %zu items; a "
+                                     "merged file keeps at most %d per key (one HDF5 attribute "
+                                     "each)",
+                                     m->inputs[i].path, source->entries[e].key,
+                                     source->entries[e].item_count, SPM_METADATA_MAX_ITEMS);
+        for (size_t e = 0; e < source->count; e++)
             if (spi_meta_add_missing(meta, &source->entries[e]) != SP_OK) return spm_oom(err);
+        for (int k = 0; k < 2; k++) {
+            const spi_meta_entry *t = spi_meta_find(source, span_keys[k]);
+            if (!t || t->kind != SPI_META_I64) continue;
+            if (k == 0 ? t->i64 < span[0] : t->i64 > span[1]) span[k] = t->i64;
+            span_known[k] = true;
+        }
         for (size_t k = 0; k < SIZE_KEY_COUNT; k++) {
             const spi_meta_entry *size = spi_meta_find(source, size_keys[k]);
             if (size && size->kind == SPI_META_I64 && size->i64 > largest[k]) largest[k] = size->i64;
@@ -271,6 +401,9 @@ int spm_build_metadata(const spm_merge *m, spi_meta *meta, spi_error *err) {
         largest[0] = (int64_t)m->ranks[m->rank_count - 1] + 1;
     for (size_t k = 0; k < SIZE_KEY_COUNT; k++)
         if (largest[k] > 0 && spi_meta_set_i64(meta, size_keys[k], largest[k]) != SP_OK)
+            return spm_oom(err);
+    for (int k = 0; k < 2; k++)
+        if (span_known[k] && spi_meta_set_i64(meta, span_keys[k], span[k]) != SP_OK)
             return spm_oom(err);
     if (m->options->label && spi_meta_set_str(meta, "label", m->options->label) != SP_OK)
         return spm_oom(err);

@@ -2,14 +2,17 @@
  * merge_sweep.c - pass 1 of sp_merge_files and the time-span check it
  * enables. Per rank, a k-way merge of all that rank's rows in start order
  * with one stack of open calls per lane rebuilds the nesting (FORMAT.md
- * 7.6): it gives the exclusive totals of the merged tree, finds the new
- * parent of each root call of a later input (written to the scratch file),
+ * 7.6), once with the inputs' main lanes joint and once with every input's
+ * lanes its own: it gives the exclusive totals of both layouts, finds the
+ * new parent of each root call enclosed in its lane (written to the
+ * scratch file), decides which layout the rank gets (merge_lanes.c),
  * validates every call, collects each input's numbered calls for the
  * renumbering and recomputes the rows' statistics. The span check then uses
  * those statistics to refuse inputs that were not recorded together.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,8 @@
 /* Pass-1 read buffers of one rank share this budget (bytes). */
 #define SPM_SWEEP_BUDGET_BYTES ((size_t)24 << 20)
 #define SPM_SWEEP_MIN_BLOCK 1024
+/* The timestamps the nesting rebuild takes (scope-check's limit). */
+#define SPM_TIME_LIMIT (INT64_MAX / 4)
 
 /* ---- do the inputs belong together? ------------------------------------------ */
 
@@ -103,6 +108,17 @@ static int id_push(spm_id_table *t, spm_id_entry e) {
     return SP_OK;
 }
 
+/* Two layouts of a rank's lanes are nested at once, in one pass, because
+ * which one is written is known only at the end (merge_lanes.c):
+ *   JOINT  the main lanes of all inputs (a driver's calls without a thread,
+ *          a native file's thread 0) are one lane, so that the native calls
+ *          a driver call encloses nest under it;
+ *   ALONE  every input keeps its own lanes (unrelated runs: nothing nests
+ *          across inputs).
+ * Lanes other than main lanes are the same in both, so they are nested
+ * once for both layouts. */
+enum { MODE_JOINT = 1, MODE_ALONE = 2, MODE_BOTH = 3 };
+
 typedef struct open_call {
     int64_t end2;              /* doubled end, as FORMAT.md 7.6 step 3 */
     int64_t duration;
@@ -112,8 +128,11 @@ typedef struct open_call {
     int64_t call_id;           /* raw id, -1 if none */
 } open_call;
 
+/* A lane: calls of one input's thread, one task id, or (JOINT) the main
+ * lanes of every input. `input` is -1 for lanes shared by inputs. */
 typedef struct lane {
-    int64_t key;
+    int64_t input, which;
+    unsigned modes;
     open_call *stack;
     size_t depth, capacity;
 } lane;
@@ -123,7 +142,7 @@ typedef struct sweep_row {
     size_t input, slot, at;
     int64_t previous_start;
     bool started;
-    spm_adoption *adopt;       /* per block event: new parent, host_order 0 = none */
+    spm_adoption *adopt;       /* per block event: new parents, zero = none */
     size_t adopt_capacity;
     bool adopt_dirty;
     /* Welford statistics for inputs that stored none */
@@ -141,7 +160,9 @@ typedef struct sweep {
     size_t heap_size;
     lane *lanes;
     size_t lane_count;
-    bool nested;
+    bool nested;               /* rows in start order, times within +-2^62 ns */
+    unsigned failed;           /* MODE_* whose lanes do not nest as stored */
+    char alone_problem[512];   /* why ALONE failed: an input's own lanes */
 } sweep;
 
 #define MAIN_LANE INT64_MIN
@@ -208,9 +229,10 @@ static int advance_block(sweep *s, sweep_row *r, bool *more, spi_error *err) {
     return status;
 }
 
-static lane *find_lane(sweep *s, int64_t key, spi_error *err, int *status) {
+static lane *find_lane(sweep *s, int64_t input, int64_t which, unsigned modes, spi_error *err,
+                       int *status) {
     for (size_t i = 0; i < s->lane_count; i++)
-        if (s->lanes[i].key == key) return &s->lanes[i];
+        if (s->lanes[i].input == input && s->lanes[i].which == which) return &s->lanes[i];
     lane *grown = spi_reallocarray(s->lanes, s->lane_count + 1, sizeof *grown);
     if (!grown) {
         *status = spm_oom(err);
@@ -218,25 +240,136 @@ static lane *find_lane(sweep *s, int64_t key, spi_error *err, int *status) {
     }
     s->lanes = grown;
     lane *l = &s->lanes[s->lane_count++];
-    *l = (lane){.key = key};
+    *l = (lane){.input = input, .which = which, .modes = modes};
     return l;
 }
 
-static void close_call(sweep *s, const open_call *c) {
-    s->m->slot_exclusive[c->slot] += c->duration - c->child;
+static void close_call(sweep *s, const lane *l, const open_call *c) {
+    if (l->modes & MODE_JOINT) s->m->slot_exclusive[c->slot] += c->duration - c->child;
+    if (l->modes & MODE_ALONE) s->m->slot_exclusive_alone[c->slot] += c->duration - c->child;
 }
 
-/* One call, in start order: FORMAT.md 7.6 with a stack per lane. */
+/* The lane layouts in `modes` cannot store this rank's nesting. For ALONE
+ * that is the input's own doing; the first reason is kept for the refusal. */
+__attribute__((format(printf, 5, 6))) static void fail_modes(sweep *s, unsigned modes,
+                                                             const spm_input *in,
+                                                             const spi_row *row,
+                                                             const char *format, ...) {
+    if ((modes & MODE_ALONE) && !(s->failed & MODE_ALONE)) {
+        char what[256];
+        va_list ap;
+        va_start(ap, format);
+        vsnprintf(what, sizeof what, format, ap);
+        va_end(ap);
+        snprintf(s->alone_problem, sizeof s->alone_problem, "%s: rank %u region %s: %s",
+                 in->path, row->rank,
+                 row->region < in->prof.name_count ? in->prof.names[row->region] : "?", what);
+    }
+    s->failed |= modes;
+}
+
+/* The scratch record of the row's current call, allocated on first use. */
+static spm_adoption *adoption_of(sweep_row *r) {
+    if (!r->adopt) {
+        r->adopt_capacity = r->cur.cap ? r->cur.cap : (size_t)r->cur.count;
+        r->adopt = spi_calloc(r->adopt_capacity, sizeof *r->adopt);
+        if (!r->adopt) return NULL;
+    }
+    r->adopt_dirty = true;
+    return &r->adopt[r->at];
+}
+
+static int remember_own_id(sweep *s, sweep_row *r, int64_t id, spi_error *err) {
+    (void)s;
+    spm_adoption *a = adoption_of(r);
+    if (!a) return spm_oom(err);
+    a->own_id = id + 1;
+    return SP_OK;
+}
+
+/* One call of the current row into lane l (FORMAT.md 7.6 with a stack per
+ * lane): close what ended before it, check that the innermost open call is
+ * what the call stores as its parent (or adopt it when the call stores
+ * none), then open the call. */
+static int nest_call(sweep *s, sweep_row *r, lane *l, int64_t start2, int64_t end2,
+                     int64_t duration, int64_t call, int64_t parent_id, spi_error *err) {
+    spm_merge *m = s->m;
+    const spm_input *in = &m->inputs[r->input];
+    const spi_row *row = &in->prof.rows[r->cur.row];
+    while (l->depth && l->stack[l->depth - 1].end2 <= start2)
+        close_call(s, l, &l->stack[--l->depth]);
+    open_call *top = l->depth ? &l->stack[l->depth - 1] : NULL;
+    size_t order = m->order_of[r->input];
+    if (top && end2 > top->end2)
+        fail_modes(s, l->modes, in, row,
+                   "the call starting at %lld ns overlaps an enclosing call of its lane "
+                   "without nesting in it",
+                   (long long)(start2 / 2));
+    if (top && parent_id >= 0 && (top->order != order || top->call_id != parent_id))
+        fail_modes(s, l->modes, in, row,
+                   "call id %lld stores parent %lld, but the innermost call of its lane "
+                   "that encloses it is %s %lld",
+                   (long long)call, (long long)parent_id,
+                   top->order == order ? "call id" : "another input's call", (long long)top->call_id);
+    if (top && top->order != order) {
+        /* Two inputs' calls nest: their main lanes belong together. */
+        m->linked[r->input * m->rank_count + s->rank] = true;
+        for (size_t i = 0; i < m->input_count; i++)
+            if (m->order_of[i] == top->order) m->linked[i * m->rank_count + s->rank] = true;
+    }
+    if (top && call >= 0 && parent_id < 0 && top->call_id >= 0) {
+        /* Stored as a root (or without parent_ids), yet enclosed: its
+         * parent becomes the enclosing call, which must keep the smaller
+         * id (FORMAT.md 1.5): an earlier input's call, or an earlier id
+         * of its own input. */
+        bool adoptable = top->order < order || (top->order == order && top->call_id < call);
+        if (!adoptable) {
+            fail_modes(s, l->modes, in, row,
+                       "call id %lld lies inside call id %lld of its lane, which is not an "
+                       "earlier call",
+                       (long long)call, (long long)top->call_id);
+        } else {
+            spm_adoption *a = adoption_of(r);
+            if (!a) return spm_oom(err);
+            if (l->modes & MODE_JOINT) {
+                a->host_order = (int64_t)top->order + 1;
+                a->host_id = top->call_id;
+            }
+            if ((l->modes & MODE_ALONE) && top->order == order) a->alone_host = top->call_id + 1;
+        }
+    }
+    if (top) top->child += duration;
+    if (l->depth == l->capacity) {
+        size_t grown_capacity = l->capacity ? l->capacity * 2 : 64;
+        open_call *grown = spi_reallocarray(l->stack, grown_capacity, sizeof *grown);
+        if (!grown) return spm_oom(err);
+        l->stack = grown;
+        l->capacity = grown_capacity;
+    }
+    l->stack[l->depth++] = (open_call){end2, duration, 0, r->slot, order, call};
+    return SP_OK;
+}
+
+/* One call, in start order: validated, counted, then nested in its lanes. */
 static int visit(sweep *s, sweep_row *r, spi_error *err) {
     spm_merge *m = s->m;
     const spm_cursor *c = &r->cur;
     size_t i = r->at;
     int64_t start = c->col[SPM_START][i], duration = c->col[SPM_DURATION][i];
     int64_t call = c->col[SPM_CALL] ? c->col[SPM_CALL][i] : -1;
+    bool own_id = !c->col[SPM_CALL] && m->number_all;
+    size_t cell = r->input * m->rank_count + s->rank;
+    if (own_id) {
+        /* Numbered in start order, so an enclosing call of the same input
+         * always has the smaller id; the id goes to pass 2 through the
+         * scratch file, like a new parent. */
+        call = (int64_t)m->ids[cell].count;
+        int status = remember_own_id(s, r, call, err);
+        if (status != SP_OK) return status;
+    }
     int64_t parent_id = c->col[SPM_PARENT] ? c->col[SPM_PARENT][i] : -1;
     int64_t thread = c->col[SPM_THREAD] ? c->col[SPM_THREAD][i] : -1;
     int64_t task = c->col[SPM_TASK] ? c->col[SPM_TASK][i] : -1;
-    size_t cell = r->input * m->rank_count + s->rank;
     spm_input *in = &m->inputs[r->input];
     const spi_row *row = &in->prof.rows[r->cur.row];
     int64_t end = 0;
@@ -254,9 +387,10 @@ static int visit(sweep *s, sweep_row *r, spi_error *err) {
                       "parent id %lld is not smaller than its call's id %lld (a cycle, a self "
                       "or forward reference)",
                       (long long)parent_id, (long long)call);
-    if (thread != -1 && (thread < -1 || !spm_thread_known(&m->thread_sets[cell], thread)))
+    if (thread != -1 && (thread < -1 || spm_thread_find(&m->thread_sets[cell], thread) < 0))
         return spm_refuse(err, in, row->rank, row->region,
                       "thread id %lld is not in the input's thread table", (long long)thread);
+    if (thread == -1) m->has_unknown[cell] = true;
     if (call > m->max_id[cell]) m->max_id[cell] = call;
     if (call >= 0 && id_push(&m->ids[cell], (spm_id_entry){call, start, end}) != SP_OK)
         return spm_oom(err);
@@ -295,73 +429,38 @@ static int visit(sweep *s, sweep_row *r, spi_error *err) {
 
     if (!s->nested) return SP_OK;
     /* The k-way merge is in start order only if every row is. */
-    if (duration < 0 || (r->started && start < r->previous_start)) {
+    if (r->started && start < r->previous_start) {
         s->nested = false;
         return SP_OK;
     }
     r->started = true;
     r->previous_start = start;
-    /* Only calls of one lane nest. The main thread of every input is one
-     * lane (one clock, one stack); other threads and tasks stay within
-     * their own input. */
-    bool main_lane = thread <= 0 && task < 0;
-    int64_t key = main_lane ? MAIN_LANE
-                            : (int64_t)((uint64_t)(r->input + 1) << 40 |
-                                        (uint64_t)(task >= 0 ? 2 * task + 1 : 2 * thread));
-    int status = SP_OK;
-    lane *l = find_lane(s, key, err, &status);
-    if (!l) return status;
-    /* Doubled times must fit int64: a rank with calls beyond +-2^62 ns
-     * (146 years; only damage or a foreign clock) is not nested. */
-    if (start > INT64_MAX / 2 || start < INT64_MIN / 2 || end > INT64_MAX / 2 - 1) {
-        s->nested = false;
-        return SP_OK;
-    }
+    /* Doubled times must fit int64 with room (contract 7.6's rebuild):
+     * scope-check refuses calls beyond +-2^61 ns (73 years; only damage
+     * or a foreign clock), so merge does too. */
+    if (start < -SPM_TIME_LIMIT || end > SPM_TIME_LIMIT || end < -SPM_TIME_LIMIT)
+        return spm_refuse(err, in, row->rank, row->region,
+                          "a call [%lld, %lld] ns beyond the +-2^61 ns the nesting rebuild takes",
+                          (long long)start, (long long)end);
     int64_t start2 = (int64_t)((uint64_t)start * 2);
-    int64_t end2 = duration == 0 ? start2 + 1 : (int64_t)((uint64_t)(start + duration) * 2);
-    while (l->depth && l->stack[l->depth - 1].end2 <= start2) close_call(s, &l->stack[--l->depth]);
-    if (l->depth && end2 > l->stack[l->depth - 1].end2) {
-        /* An improper overlap: this rank cannot be nested. */
-        s->nested = false;
-        return SP_OK;
+    int64_t end2 = duration == 0 ? start2 + 1 : (int64_t)((uint64_t)end * 2);
+    /* The package's lanes (FORMAT.md 5): a task id >= 0 is the lane
+     * whatever the thread (task ids are kept as stored, so one task lane
+     * for all inputs); else the call's thread, per input. */
+    int status = SP_OK;
+    if (task >= 0) {
+        lane *l = find_lane(s, -1, task, MODE_BOTH, err, &status);
+        return l ? nest_call(s, r, l, start2, end2, duration, call, parent_id, err) : status;
     }
-    size_t order = m->order_of[r->input];
-    /* The nesting must be the tree the stored parents describe: a call
-     * whose enclosing call is not its stored parent (two inputs' calls
-     * interleaved, or parents that disagree with the times) leaves the
-     * rank un-nested, so nothing is adopted and no exclusive total is
-     * derived from a tree scope-check would not see. */
-    if (main_lane && parent_id >= 0 && l->depth &&
-        (l->stack[l->depth - 1].order != order || l->stack[l->depth - 1].call_id != parent_id)) {
-        s->nested = false;
-        return SP_OK;
-    }
-    if (l->depth) l->stack[l->depth - 1].child += duration;
-    if (main_lane && call >= 0 && parent_id < 0 && c->col[SPM_PARENT]) {
-        for (size_t d = l->depth; d-- > 0;) {
-            const open_call *host = &l->stack[d];
-            if (host->order >= order || host->call_id < 0) continue;
-            if (!r->adopt) {
-                r->adopt_capacity = c->cap ? c->cap : (size_t)c->count;
-                r->adopt = spi_calloc(r->adopt_capacity, sizeof *r->adopt);
-                if (!r->adopt) return spm_oom(err);
-            }
-            r->adopt[i] = (spm_adoption){(int64_t)host->order + 1, host->call_id};
-            r->adopt_dirty = true;
-            break;
-        }
-    }
-    if (l->depth == l->capacity) {
-        size_t grown_capacity = l->capacity ? l->capacity * 2 : 64;
-        open_call *grown = spi_reallocarray(l->stack, grown_capacity, sizeof *grown);
-        if (!grown) return spm_oom(err);
-        l->stack = grown;
-        l->capacity = grown_capacity;
-    }
-    l->stack[l->depth++] = (open_call){end2, duration, 0, r->slot, order, call};
-    return SP_OK;
+    bool main_lane = m->primary[cell] != SPM_NO_PRIMARY && thread == m->primary[cell];
+    lane *own = find_lane(s, (int64_t)r->input, thread, main_lane ? MODE_ALONE : MODE_BOTH, err,
+                          &status);
+    if (!own) return status;
+    status = nest_call(s, r, own, start2, end2, duration, call, parent_id, err);
+    if (status != SP_OK || !main_lane) return status;
+    lane *joint = find_lane(s, -1, MAIN_LANE, MODE_JOINT, err, &status);
+    return joint ? nest_call(s, r, joint, start2, end2, duration, call, parent_id, err) : status;
 }
-
 int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
     sweep s = {.m = m, .rank = rank_idx, .nested = true};
     uint32_t rank = m->ranks[rank_idx];
@@ -369,8 +468,13 @@ int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
     for (size_t i = 0; i < m->input_count; i++) {
         size_t n = 0;
         const size_t *on = spm_rows_on_rank(m, i, rank, &n);
-        for (size_t k = 0; k < n; k++)
-            if (m->inputs[i].prof.rows[on[k]].count) rows++;
+        for (size_t k = 0; k < n; k++) {
+            spi_row *row = &m->inputs[i].prof.rows[on[k]];
+            if (row->count) rows++;
+            /* A row without calls has no statistics, whatever it stored:
+             * the output's must agree with its (absent) events. */
+            else row->stats = (spi_stats){0};
+        }
     }
     s.rows = spi_calloc(rows ? rows : 1, sizeof *s.rows);
     s.heap = spi_calloc(rows ? rows : 1, sizeof *s.heap);
@@ -415,7 +519,7 @@ int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
     }
     for (size_t l = 0; l < s.lane_count; l++) {
         lane *ln = &s.lanes[l];
-        while (status == SP_OK && ln->depth) close_call(&s, &ln->stack[--ln->depth]);
+        while (status == SP_OK && ln->depth) close_call(&s, ln, &ln->stack[--ln->depth]);
         spi_free(ln->stack);
     }
     for (size_t i = 0; i < s.row_count; i++) {
@@ -430,9 +534,26 @@ int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
         spm_cursor_free(&r->cur);
         spi_free(r->adopt);
     }
-    m->rank_nested[rank_idx] = status == SP_OK && s.nested;
-    if (!m->rank_nested[rank_idx])
-        for (size_t i = 0; i < s.row_count; i++) m->slot_adopted[s.rows[i].slot] = false;
+    bool nested = status == SP_OK && s.nested;
+    size_t linked = 0;
+    for (size_t i = 0; i < m->input_count; i++) linked += m->linked[i * m->rank_count + rank_idx];
+    /* Joint lanes only when two inputs' main lanes really nest (a driver
+     * call around native calls) and the stored trees allow it; calls that
+     * do not nest across inputs (unrelated runs) keep lanes of their own.
+     * When neither layout stores the package's nesting, an input's own
+     * lanes disagree with its parents or overlap improperly: refused, as
+     * scope-check refuses it. */
+    bool joint_ok = !(s.failed & MODE_JOINT), alone_ok = !(s.failed & MODE_ALONE);
+    m->rank_joint[rank_idx] = nested && joint_ok && (linked >= 2 || !alone_ok);
+    if (nested && !joint_ok && !alone_ok)
+        status = spi_error_set(err, SP_ERR_CORRUPT,
+                               "scope-merge: %s; scope-merge copies nothing scope-check rejects",
+                               s.alone_problem);
+    m->rank_nested[rank_idx] = status == SP_OK && nested;
+    if (!m->rank_joint[rank_idx])
+        for (size_t i = 0; i < m->input_count; i++) m->linked[i * m->rank_count + rank_idx] = false;
+    /* A rank that was not nested keeps its scratch records for the ids
+     * given to calls without one; pass 2 ignores their new parents. */
     spi_free(s.lanes);
     spi_free(s.rows);
     spi_free(s.heap);

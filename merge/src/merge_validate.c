@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/text.h"
 #include "merge_internal.h"
 
 /* realpath of a path that may not exist yet (its directory must). */
@@ -94,7 +95,7 @@ int spm_apply_prefix(spm_input *in, const char *prefix, spi_error *err) {
 }
 
 typedef struct name_ref {
-    const char *name;
+    const char *name;          /* as the writer will store it (UTF-8 repaired) */
     size_t input;
 } name_ref;
 
@@ -111,11 +112,32 @@ int spm_find_collisions(const spm_merge *m, char **message, spi_error *err) {
     size_t total = 0;
     for (size_t i = 0; i < m->input_count; i++) total += m->inputs[i].prof.name_count;
     name_ref *refs = spi_calloc(total ? total : 1, sizeof *refs);
-    if (!refs) return spm_oom(err);
+    /* Names are compared as the writer stores them: invalid UTF-8 becomes
+     * U+FFFD (docs/FORMAT.md 2.1), so two names that differ only in
+     * invalid bytes are one name in the output, and the merge would have
+     * to rename one. Refused instead, like any other collision. */
+    char **repaired = spi_calloc(total ? total : 1, sizeof *repaired);
+    if (!refs || !repaired) {
+        spi_free(refs);
+        spi_free(repaired);
+        return spm_oom(err);
+    }
     size_t n = 0;
     for (size_t i = 0; i < m->input_count; i++)
-        for (size_t k = 0; k < m->inputs[i].prof.name_count; k++)
-            refs[n++] = (name_ref){m->inputs[i].prof.names[k], i};
+        for (size_t k = 0; k < m->inputs[i].prof.name_count; k++) {
+            const char *name = m->inputs[i].prof.names[k];
+            if (!spi_text_is_utf8(name)) {
+                repaired[n] = spi_text_utf8_repair(name);
+                if (!repaired[n]) {
+                    for (size_t j = 0; j < n; j++) spi_free(repaired[j]);
+                    spi_free(repaired);
+                    spi_free(refs);
+                    return spm_oom(err);
+                }
+                name = repaired[n];
+            }
+            refs[n++] = (name_ref){name, i};
+        }
     qsort(refs, n, sizeof *refs, by_name);
     size_t bytes = 1024, used = 0, colliding = 0;
     char *text = spi_malloc(bytes);
@@ -126,7 +148,8 @@ int spm_find_collisions(const spm_merge *m, char **message, spi_error *err) {
             if (refs[j].input != refs[j - 1].input) inputs++;
             j++;
         }
-        if (inputs > 1) {
+        /* One input's two names that are one once repaired collide too. */
+        if (inputs > 1 || j - i > 1) {
             colliding++;
             size_t need = strlen(refs[i].name) + 16;
             for (size_t k = i; k < j; k++) need += strlen(m->inputs[refs[k].input].path) + 2;
@@ -150,6 +173,8 @@ int spm_find_collisions(const spm_merge *m, char **message, spi_error *err) {
         i = j;
     }
     spi_free(refs);
+    for (size_t k = 0; k < n; k++) spi_free(repaired[k]);
+    spi_free(repaired);
     if (status == SP_OK && colliding) {
         size_t out_bytes = used + 512;
         char *out = spi_malloc(out_bytes);

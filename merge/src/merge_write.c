@@ -32,7 +32,9 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
         .rank = row->rank,
         /* Not nested: "not computed" rather than the input's value, which
          * nothing here has checked against the tree. */
-        .exclusive_total = m->rank_nested[rank_idx] ? m->slot_exclusive[slot] : -1,
+        .exclusive_total = !m->rank_nested[rank_idx] ? -1
+                           : m->rank_joint[rank_idx] ? m->slot_exclusive[slot]
+                                                     : m->slot_exclusive_alone[slot],
         .source_line = row->source_line,
         .source_file = row->source_file,
         .source_text = row->source_text,
@@ -45,8 +47,9 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
     if (status == SP_OK) status = spm_cursor_init(&cur, in, r, SPM_BLOCK_EVENTS, ~0u, err);
     if (status != SP_OK) return status;
     int64_t id_offset = m->id_offset[input * m->rank_count + rank_idx];
-    int64_t thread_offset = m->thread_offset[input * m->rank_count + rank_idx];
-    bool adopted = m->slot_adopted[slot];
+    bool adopted = m->slot_adopted[slot], joint = m->rank_joint[rank_idx];
+    bool nested = m->rank_nested[rank_idx];
+    size_t cell = input * m->rank_count + rank_idx;
     for (;;) {
         status = spm_cursor_fill(&cur, err);
         if (status != SP_OK || cur.len == 0) break;
@@ -59,19 +62,42 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
             if (cur.col[SPM_GPU]) chunk.columns[SPI_EV_GPU_DURATIONS] = cur.col[SPM_GPU] + done;
             if (cur.col[SPM_TASK]) chunk.columns[SPI_EV_TASK_IDS] = cur.col[SPM_TASK] + done;
             if (cur.col[SPM_AWAIT]) chunk.columns[SPI_EV_AWAIT_NS] = cur.col[SPM_AWAIT] + done;
-            const spm_id_table *table = &m->ids[input * m->rank_count + rank_idx];
+            const spm_id_table *table = &m->ids[cell];
+            if (adopted) {
+                /* Pass 1's records of these calls: new parents, and the ids
+                 * of calls whose input has none. Past the scratch file's
+                 * end means "nothing recorded". */
+                uint64_t position = m->slot_spill[slot] + cur.base + done;
+                size_t bytes = n * sizeof *b->adopt;
+                ssize_t got = pread(fileno(m->spill), b->adopt, bytes,
+                                    (off_t)(position * sizeof *b->adopt));
+                if (got < 0)
+                    status = spi_error_set(err, SP_ERR_OUTPUT,
+                                           "scope-merge: cannot read the scratch file: %s",
+                                           strerror(errno));
+                else
+                    memset((char *)b->adopt + got, 0, bytes - (size_t)got);
+            }
+            bool numbered = cur.col[SPM_CALL] || m->number_all;
             if (cur.col[SPM_CALL]) {
                 const int64_t *ids = cur.col[SPM_CALL] + done;
                 for (size_t i = 0; i < n; i++)
                     b->call[i] = ids[i] >= 0 ? id_offset + spm_id_find(table, ids[i]) : -1;
                 chunk.columns[SPI_EV_CALL_IDS] = b->call;
+            } else if (numbered) {
+                for (size_t i = 0; i < n; i++)
+                    b->call[i] = adopted && b->adopt[i].own_id > 0
+                                     ? id_offset + spm_id_find(table, b->adopt[i].own_id - 1)
+                                     : -1;
+                chunk.columns[SPI_EV_CALL_IDS] = b->call;
             }
-            if (cur.col[SPM_PARENT]) {
-                const int64_t *ids = cur.col[SPM_PARENT] + done;
+            if (cur.col[SPM_PARENT] || (numbered && adopted)) {
+                /* Without parent_ids every call is stored as a root. */
+                const int64_t *ids = cur.col[SPM_PARENT] ? cur.col[SPM_PARENT] + done : NULL;
                 const int64_t *starts = cur.col[SPM_START] + done;
                 const int64_t *durations = cur.col[SPM_DURATION] + done;
                 for (size_t i = 0; i < n && status == SP_OK; i++) {
-                    if (ids[i] < 0) {
+                    if (!ids || ids[i] < 0) {
                         b->parent[i] = -1;
                         continue;
                     }
@@ -89,32 +115,30 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
                                         (long long)starts[i], (long long)ids[i]);
                     b->parent[i] = id_offset + at;
                 }
-                if (adopted) {
-                    uint64_t position = m->slot_spill[slot] + cur.base + done;
-                    size_t bytes = n * sizeof *b->adopt;
-                    ssize_t got = pread(fileno(m->spill), b->adopt, bytes,
-                                        (off_t)(position * sizeof *b->adopt));
-                    /* Past the scratch file's end means "nothing adopted". */
-                    if (got < 0)
-                        status = spi_error_set(err, SP_ERR_OUTPUT,
-                                               "scope-merge: cannot read the scratch file: %s",
-                                               strerror(errno));
-                    else
-                        memset((char *)b->adopt + got, 0, bytes - (size_t)got);
-                    for (size_t i = 0; i < n && status == SP_OK; i++) {
+                /* New parents only where the rank was nested. */
+                for (size_t i = 0; adopted && nested && i < n && status == SP_OK; i++) {
+                    /* The new parent of the layout the rank got. */
+                    size_t host_cell = cell;
+                    int64_t host_id = b->adopt[i].alone_host - 1;
+                    if (joint) {
                         if (b->adopt[i].host_order <= 0) continue;
                         size_t host = m->by_order[(size_t)b->adopt[i].host_order - 1];
-                        size_t host_cell = host * m->rank_count + rank_idx;
-                        int64_t at = spm_id_find(&m->ids[host_cell], b->adopt[i].host_id);
-                        if (at >= 0) b->parent[i] = m->id_offset[host_cell] + at;
+                        host_cell = host * m->rank_count + rank_idx;
+                        host_id = b->adopt[i].host_id;
+                    } else if (b->adopt[i].alone_host <= 0) {
+                        continue;
                     }
+                    int64_t at = spm_id_find(&m->ids[host_cell], host_id);
+                    if (at >= 0) b->parent[i] = m->id_offset[host_cell] + at;
                 }
                 chunk.columns[SPI_EV_PARENT_IDS] = b->parent;
             }
-            if (cur.col[SPM_THREAD]) {
-                const int64_t *ids = cur.col[SPM_THREAD] + done;
+            if (m->out_thread_count) {
+                /* Every call gets its lane's output thread (merge_lanes.c);
+                 * a call without a thread too. */
+                const int64_t *ids = cur.col[SPM_THREAD] ? cur.col[SPM_THREAD] + done : NULL;
                 for (size_t i = 0; i < n; i++)
-                    b->thread[i] = ids[i] >= 0 ? ids[i] + thread_offset : ids[i];
+                    b->thread[i] = spm_lane_of(m, input, rank_idx, ids ? ids[i] : -1);
                 chunk.columns[SPI_EV_THREAD_IDS] = b->thread;
             }
             if (status == SP_OK) status = spi_writer_append_events(w, &chunk, err);
@@ -130,7 +154,7 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
 
 int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
     spi_meta meta = {0};
-    size_t name_count = 0, thread_count = 0;
+    size_t name_count = 0;
     uint64_t rows = 0, events = 0;
     unsigned columns = 0;
     static const spi_event_col optional[SPM_COL_COUNT] = {
@@ -140,43 +164,36 @@ int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
     for (size_t i = 0; i < m->input_count; i++) {
         const spm_input *in = &m->inputs[i];
         name_count += in->prof.name_count;
-        thread_count += in->prof.thread_count;
         rows += in->prof.row_count;
         events += in->prof.event_count;
         for (int c = SPM_GPU; c < SPM_COL_COUNT; c++)
             if (in->columns & (1u << c)) columns |= SPI_EV_BIT(optional[c]);
     }
+    /* Every call carries its lane (merge_lanes.c; without a thread table
+     * every lane is -1 and the column says nothing); numbered calls carry
+     * parents, the ones pass 1 found where an input stored none. */
+    if (m->out_thread_count) columns |= SPI_EV_BIT(SPI_EV_THREAD_IDS);
+    if (columns & SPI_EV_BIT(SPI_EV_CALL_IDS)) columns |= SPI_EV_BIT(SPI_EV_PARENT_IDS);
     const char **names = spi_calloc(name_count ? name_count : 1, sizeof *names);
-    spi_thread_row *threads = spi_calloc(thread_count ? thread_count : 1, sizeof *threads);
     out_buffers b = {spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
                      spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
                      spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
                      spi_calloc(SPM_BLOCK_EVENTS, sizeof(spm_adoption))};
-    int status = names && threads && b.call && b.parent && b.thread && b.adopt ? SP_OK : spm_oom(err);
+    int status = names && b.call && b.parent && b.thread && b.adopt ? SP_OK : spm_oom(err);
     if (status == SP_OK) status = spm_build_metadata(m, &meta, err);
-    size_t k = 0, t = 0;
+    size_t k = 0;
     for (size_t i = 0; i < m->input_count && status == SP_OK; i++)
         for (size_t n = 0; n < m->inputs[i].prof.name_count; n++)
             names[k++] = m->inputs[i].prof.names[n];
-    for (size_t ri = 0; ri < m->rank_count && status == SP_OK; ri++)
-        for (size_t i = 0; i < m->input_count; i++) {
-            const spi_profile *p = &m->inputs[i].prof;
-            for (size_t x = 0; x < p->thread_count; x++) {
-                if (p->threads[x].rank != m->ranks[ri]) continue;
-                threads[t] = p->threads[x];
-                if (threads[t].index >= 0)
-                    threads[t].index += m->thread_offset[i * m->rank_count + ri];
-                t++;
-            }
-        }
     spi_writer_layout layout = {.row_count = rows, .event_count = events,
-                                .region_count = name_count, .thread_count = t,
-                                .event_columns = columns};
+                                .region_count = name_count,
+                                .thread_count = m->out_thread_count, .event_columns = columns};
     spi_writer *w = NULL;
     if (status == SP_OK) status = spi_writer_create(&w, output, &layout, err);
     if (status == SP_OK) status = spi_writer_write_metadata(w, &meta, err);
     if (status == SP_OK) status = spi_writer_write_region_names(w, names, name_count, err);
-    if (status == SP_OK) status = spi_writer_write_threads(w, threads, t, err);
+    if (status == SP_OK)
+        status = spi_writer_write_threads(w, m->out_threads, m->out_thread_count, err);
     for (size_t ri = 0; ri < m->rank_count && status == SP_OK; ri++)
         for (size_t i = 0; i < m->input_count && status == SP_OK; i++) {
             size_t on_count = 0;
@@ -190,7 +207,6 @@ int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
     else if (w) spi_writer_abort(w);
     spi_meta_free(&meta);
     spi_free(names);
-    spi_free(threads);
     spi_free(b.call);
     spi_free(b.parent);
     spi_free(b.thread);

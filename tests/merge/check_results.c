@@ -2,8 +2,9 @@
  * check_results - read a merged profile back through the public results API
  * and compare it with its inputs: every (rank, region) row of every input
  * must be in the output with the same calls, start and end timestamps, GPU
- * durations and source location; call ids must be unique per rank and every
- * parent must be an earlier id on the same rank.
+ * durations and source location, every call on a thread of the output's
+ * thread table; call ids must be unique per rank and every parent must be
+ * an earlier id on the same rank.
  *
  *   check_results MERGED IN...     exit 0 = all equal, 1 = a mismatch
  */
@@ -74,6 +75,17 @@ static void check_ids(const sp_results *out) {
     }
 }
 
+/* Whether (rank, index) is a row of the file's thread table. */
+static int thread_known(const sp_results *res, uint32_t rank, int64_t index) {
+    for (size_t t = 0; t < sp_results_thread_count(res); t++) {
+        sp_thread_info info;
+        if (sp_results_thread(res, t, &info) == SP_OK && info.rank == rank &&
+            info.index == index)
+            return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: check_results MERGED IN...\n");
@@ -124,12 +136,22 @@ int main(int argc, char **argv) {
             CHECK(strcmp(sp_results_row_tags_json(in, r), sp_results_row_tags_json(out, (size_t)o)) == 0,
                   "%s: %s tags differ", argv[a], name);
             CHECK(sp_results_row_exclusive_total(out, (size_t)o) >= -1, "%s: exclusive", name);
-            /* Thread ids survive; rows that had none get the missing value. */
+            /* Every call gets a lane (docs/FORMAT.md 4.5): a thread id of
+             * the output's thread table on its rank, or -1 for a call that
+             * had none when that is its rank's only lane. Calls of one
+             * input thread (or without one) stay on one output thread. */
             const int64_t *ti = sp_results_row_thread_ids(in, r);
             const int64_t *to = sp_results_row_thread_ids(out, (size_t)o);
-            CHECK(!ti || to, "%s: %s thread ids lost", argv[a], name);
-            for (uint64_t i = 0; !ti && to && i < n; i++)
-                CHECK(to[i] == -1, "%s: %s invented thread id", argv[a], name);
+            CHECK(n == 0 || to || !ti, "%s: %s thread ids lost", argv[a], name);
+            for (uint64_t i = 0; to && i < n; i++) {
+                CHECK(thread_known(out, rank, to[i]) || (to[i] == -1 && (!ti || ti[i] == -1)),
+                      "%s: %s call %llu: thread %lld is not in the output's thread table",
+                      argv[a], name, (unsigned long long)i, (long long)to[i]);
+                for (uint64_t j = 0; j < i && i < 64; j++)
+                    if ((ti ? ti[i] == ti[j] : 1))
+                        CHECK(to[i] == to[j], "%s: %s: one input lane split over threads %lld "
+                              "and %lld", argv[a], name, (long long)to[j], (long long)to[i]);
+            }
         }
         sp_results_close(in);
     }

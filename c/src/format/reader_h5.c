@@ -588,9 +588,13 @@ static int read_event_column(const spi_h5r *h, hid_t events, spi_event_col col,
 
 /* SPI_READ_CALLS_ON_DEMAND is honoured when nothing needs the calls whole:
  * every row's exclusive total is stored (no call tree to build) and the
- * file has no GPU times (the streamed statistics do not carry them). */
+ * file has no GPU times (the streamed statistics do not carry them) and
+ * no task ids (a call's lane is its task when it has one, docs/FORMAT.md
+ * 5, and the store does not carry them: scope-check's lane rule needs
+ * them from the row's arrays). */
 static bool calls_may_stay(hid_t events, const spi_profile *out) {
     if (spi_h5r_exists(events, ev_name(SPI_EV_GPU_DURATIONS))) return false;
+    if (spi_h5r_exists(events, ev_name(SPI_EV_TASK_IDS))) return false;
     for (size_t i = 0; i < out->row_count; i++)
         if (out->rows[i].exclusive_total < 0) return false;
     return true;
