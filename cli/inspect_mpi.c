@@ -49,13 +49,15 @@ typedef struct mpi_op_row {
     uint64_t unknown_bytes_calls;  /* calls of names with bytes=-1 */
     int64_t sent, received, collective; /* bytes, see the top of the file */
     int64_t total_ns;
-    int64_t *rank_ns;              /* per rank of the file */
+    int64_t *rank_ns;              /* per rank of the file (index into rank_ids) */
 } mpi_op_row;
 
 typedef struct mpi_table {
     mpi_op_row *rows;
     size_t count;
-    uint32_t ranks;
+    uint32_t ranks;                /* distinct ranks with rows: memory follows the rows,
+                                      never the rank numbers (rank 4294967295 exists) */
+    uint32_t *rank_ids;            /* [ranks] their numbers, ascending */
     int64_t *rank_mpi_ns;          /* per rank: all MPI time */
     int64_t *rank_first, *rank_last; /* recorded span per rank (0 if none) */
     bool *rank_present;
@@ -101,6 +103,28 @@ static long long token_bytes(const char *name, const char *key, long long absent
     return end == text || *end ? -1 : b;
 }
 
+/* Sums and spans of accepted values held at the int64 ends instead of
+ * wrapping: the reader accepts any int64 timestamps and any byte count in
+ * a name, so two legal values can have a sum or a difference no int64
+ * holds (issue 29 item 11). */
+static int64_t add_sat(int64_t a, int64_t b) {
+    if (b > 0 && a > INT64_MAX - b) return INT64_MAX;
+    if (b < 0 && a < INT64_MIN - b) return INT64_MIN;
+    return a + b;
+}
+
+static int64_t mul_sat(int64_t bytes, uint64_t calls) {
+    if (bytes <= 0 || calls == 0) return 0;
+    return calls > (uint64_t)(INT64_MAX / bytes) ? INT64_MAX : bytes * (int64_t)calls;
+}
+
+/* hi - lo as an unsigned difference, 0 when hi <= lo, at most INT64_MAX. */
+static int64_t span_sat(int64_t lo, int64_t hi) {
+    if (hi <= lo) return 0;
+    uint64_t d = (uint64_t)hi - (uint64_t)lo;
+    return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
+
 /* Add `calls` calls of name (op, kind) to r's byte columns. */
 static void add_bytes(mpi_op_row *r, const char *name, const char *op, const char *kind,
                       uint64_t calls) {
@@ -115,15 +139,15 @@ static void add_bytes(mpi_op_row *r, const char *name, const char *op, const cha
         r->unknown_bytes_calls += calls;
         return;
     }
-    int64_t total = b * (int64_t)calls;
+    int64_t total = mul_sat(b, calls);
     switch (role) {
-    case BYTES_SENT: r->sent += total; break;
-    case BYTES_RECEIVED: r->received += total; break;
+    case BYTES_SENT: r->sent = add_sat(r->sent, total); break;
+    case BYTES_RECEIVED: r->received = add_sat(r->received, total); break;
     case BYTES_SENDRECV:
-        r->sent += total;
-        r->received += rb * (int64_t)calls;
+        r->sent = add_sat(r->sent, total);
+        r->received = add_sat(r->received, mul_sat(rb, calls));
         break;
-    default: r->collective += total; break;
+    default: r->collective = add_sat(r->collective, total); break;
     }
 }
 
@@ -146,6 +170,7 @@ static mpi_op_row *row_for(mpi_table *t, const char *op, const char *kind) {
 static void table_free(mpi_table *t) {
     for (size_t i = 0; i < t->count; i++) free(t->rows[i].rank_ns);
     free(t->rows);
+    free(t->rank_ids);
     free(t->rank_mpi_ns);
     free(t->rank_first);
     free(t->rank_last);
@@ -365,7 +390,9 @@ static int enc_rank(mpi_table *t, const sp_results *res, const size_t *rows, siz
             if (!enc_insert(&e, (enc_open){c.id, c.end, s->region})) status = SP_ERR_OUT_OF_MEMORY;
         } else if (c.parent >= 0 && e.open_cap) {
             const enc_open *p = &e.open[enc_slot(&e, c.parent)];
-            if (p->end != INT64_MIN) t->enclosed_ns[p->region] += c.end - c.start;
+            if (p->end != INT64_MIN)
+                t->enclosed_ns[p->region] =
+                    add_sat(t->enclosed_ns[p->region], span_sat(c.start, c.end));
         }
         if (!enc_advance(s)) e.heap[0] = e.heap[--e.heap_len];
         if (e.heap_len) enc_sift(&e, 0);
@@ -407,7 +434,7 @@ static int enclosing_build(mpi_table *t, const sp_results *res, inspect_ranks se
         size_t region = sp_results_row_region(res, row);
         sp_row_stats st;
         if (region < regions && sp_results_row_stats(res, row, &st) == SP_OK)
-            t->region_ns[region] += st.total;
+            t->region_ns[region] = add_sat(t->region_ns[region], st.total);
         if (sp_results_has_events(res) && sp_results_row_calls(res, row)) order[n++] = row;
     }
     sort_rows_res = res;
@@ -422,9 +449,33 @@ static int enclosing_build(mpi_table *t, const sp_results *res, inspect_ranks se
     return status;
 }
 
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The distinct ranks of the rows, ascending, into t->rank_ids. */
+static bool rank_ids_build(mpi_table *t, const sp_results *res) {
+    size_t rows = sp_results_row_count(res), n = 0;
+    t->rank_ids = malloc((rows ? rows : 1) * sizeof *t->rank_ids);
+    if (!t->rank_ids) return false;
+    for (size_t row = 0; row < rows; row++) t->rank_ids[row] = sp_results_row_rank(res, row);
+    qsort(t->rank_ids, rows, sizeof *t->rank_ids, cmp_u32);
+    for (size_t i = 0; i < rows; i++)
+        if (i == 0 || t->rank_ids[i] != t->rank_ids[n - 1]) t->rank_ids[n++] = t->rank_ids[i];
+    t->ranks = (uint32_t)n;
+    return true;
+}
+
+/* The index of `rank` in t->rank_ids (every row's rank is there). */
+static uint32_t rank_index(const mpi_table *t, uint32_t rank) {
+    const uint32_t *at = bsearch(&rank, t->rank_ids, t->ranks, sizeof *t->rank_ids, cmp_u32);
+    return at ? (uint32_t)(at - t->rank_ids) : 0;
+}
+
 static int table_build(mpi_table *t, const sp_results *res, inspect_ranks selected) {
     memset(t, 0, sizeof *t);
-    t->ranks = sp_results_rank_count(res);
+    if (!rank_ids_build(t, res)) return SP_ERR_OUT_OF_MEMORY;
     size_t n = t->ranks ? t->ranks : 1;
     t->rank_mpi_ns = calloc(n, sizeof *t->rank_mpi_ns);
     t->rank_first = calloc(n, sizeof *t->rank_first);
@@ -435,8 +486,9 @@ static int table_build(mpi_table *t, const sp_results *res, inspect_ranks select
         return SP_ERR_OUT_OF_MEMORY;
     }
     for (size_t row = 0; row < sp_results_row_count(res); row++) {
-        uint32_t rank = sp_results_row_rank(res, row);
-        if (rank >= t->ranks || !inspect_rank_selected(selected, rank)) continue;
+        uint32_t file_rank = sp_results_row_rank(res, row);
+        if (!inspect_rank_selected(selected, file_rank)) continue;
+        uint32_t rank = rank_index(t, file_rank);
         sp_row_stats s;
         if (sp_results_row_stats(res, row, &s) != SP_OK) continue;
         if (s.count && s.end_maximum > s.start_minimum) {
@@ -461,9 +513,9 @@ static int table_build(mpi_table *t, const sp_results *res, inspect_ranks select
         }
         r->calls += s.count;
         add_bytes(r, name, op, kind, s.count);
-        r->total_ns += s.total;
-        r->rank_ns[rank] += s.total;
-        t->rank_mpi_ns[rank] += s.total;
+        r->total_ns = add_sat(r->total_ns, s.total);
+        r->rank_ns[rank] = add_sat(r->rank_ns[rank], s.total);
+        t->rank_mpi_ns[rank] = add_sat(t->rank_mpi_ns[rank], s.total);
     }
     if (t->count) qsort(t->rows, t->count, sizeof *t->rows, cmp_total);
     if (t->count && enclosing_build(t, res, selected) != SP_OK) {
@@ -510,10 +562,10 @@ static mpi_op_row table_totals(const mpi_table *t) {
     for (size_t i = 0; i < t->count; i++) {
         all.calls += t->rows[i].calls;
         all.unknown_bytes_calls += t->rows[i].unknown_bytes_calls;
-        all.sent += t->rows[i].sent;
-        all.received += t->rows[i].received;
-        all.collective += t->rows[i].collective;
-        all.total_ns += t->rows[i].total_ns;
+        all.sent = add_sat(all.sent, t->rows[i].sent);
+        all.received = add_sat(all.received, t->rows[i].received);
+        all.collective = add_sat(all.collective, t->rows[i].collective);
+        all.total_ns = add_sat(all.total_ns, t->rows[i].total_ns);
     }
     return all;
 }
@@ -582,8 +634,8 @@ int inspect_print_mpi(FILE *out, const sp_results *res, inspect_ranks selected) 
             avg / 1e9, hi / 1e9, imb);
     for (uint32_t rank = 0; rank < t.ranks; rank++) {
         if (!t.rank_present[rank]) continue;
-        int64_t span = t.rank_last[rank] - t.rank_first[rank];
-        fprintf(out, "  rank %u: %.6f s in MPI", rank, t.rank_mpi_ns[rank] / 1e9);
+        int64_t span = span_sat(t.rank_first[rank], t.rank_last[rank]);
+        fprintf(out, "  rank %u: %.6f s in MPI", t.rank_ids[rank], t.rank_mpi_ns[rank] / 1e9);
         if (span > 0)
             fprintf(out, " of %.6f s recorded (%.1f%%)", span / 1e9,
                     100.0 * (double)t.rank_mpi_ns[rank] / (double)span);
@@ -644,9 +696,9 @@ int inspect_json_mpi(FILE *out, const sp_results *res, inspect_ranks selected) {
     bool first = true;
     for (uint32_t rank = 0; rank < t.ranks; rank++) {
         if (!t.rank_present[rank]) continue;
-        int64_t span = t.rank_last[rank] - t.rank_first[rank];
+        int64_t span = span_sat(t.rank_first[rank], t.rank_last[rank]);
         fprintf(out, "%s{\"rank\": %u, \"mpi_duration\": %.9g, \"recorded_span\": %.9g}",
-                first ? "\n    " : ",\n    ", rank, t.rank_mpi_ns[rank] / 1e9,
+                first ? "\n    " : ",\n    ", t.rank_ids[rank], t.rank_mpi_ns[rank] / 1e9,
                 span > 0 ? span / 1e9 : 0.0);
         first = false;
     }

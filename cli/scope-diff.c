@@ -33,6 +33,7 @@ enum { EXIT_REGRESSION = 4 }; /* --fail-on-regression: a regression was found */
 
 static const char *const usage_text =
     "Usage: scope-diff [OPTIONS] BASE NEW\n"
+    "       scope-diff --scaling [--weak] [OPTIONS] RUN1 RUN2 [RUN3...]\n"
     "\n"
     "Compare two scope-profiler runs (HDF5 schema 1-3, the aggregate layout, or\n"
     ".spt traces) region by region. Regions are matched by name and pooled over\n"
@@ -56,6 +57,18 @@ static const char *const usage_text =
     "Session: the run's wall time, the longest rank's span from its first start\n"
     "to its last end (not available for aggregate files).\n"
     "\n"
+    "Rank counts: when BASE and NEW ran on different numbers of ranks, the sums\n"
+    "(total, exclusive, calls) are compared as per-rank means (the sum over the\n"
+    "ranks divided by the run's number of ranks) and the output says so; --sum\n"
+    "compares the summed totals instead.\n"
+    "\n"
+    "Scaling (--scaling): per region, its time in each run (the per-rank mean of\n"
+    "its total, T), the speedup and the parallel efficiency against the first\n"
+    "run, and the status of the two-run comparison with the first run (the noise\n"
+    "test above decides what is a change). P is the run's number of ranks.\n"
+    "    strong scaling (default): speedup T_1/T_k, efficiency T_1/T_k * P_1/P_k\n"
+    "    weak scaling (--weak):    speedup T_1/T_k * P_k/P_1, efficiency T_1/T_k\n"
+    "\n"
     "Options:\n"
     "  --metric NAME        total (default), avg, p50, p95, p99, calls, exclusive\n"
     "  --threshold PCT      relative change that counts, in percent (default 5)\n"
@@ -67,6 +80,11 @@ static const char *const usage_text =
     "  --exclude REGEX      leave out regions whose name matches; repeatable\n"
     "  --sort KEY           change (default: largest absolute change first),\n"
     "                       name, base, new (largest value first)\n"
+    "  --sum                runs on different rank counts: compare the summed\n"
+    "                       totals, not the per-rank means\n"
+    "  --scaling            any number of runs (the first is the reference): time,\n"
+    "                       speedup and efficiency per region and run\n"
+    "  --weak               with --scaling: weak-scaling efficiency (implies it)\n"
     "  --json               machine-readable output (seconds; null = unavailable)\n"
     "  --ascii              plain ASCII table (default when not on a UTF-8 terminal)\n"
     "  -h, --help           show this help\n"
@@ -74,7 +92,8 @@ static const char *const usage_text =
     "\n"
     "Exit status:\n"
     "  0  success (also with regressions, unless --fail-on-regression)\n"
-    "  1  usage error (unknown option, bad value, bad regex, not two files)\n"
+    "  1  usage error (unknown option, bad value, bad regex, not two files; with\n"
+    "     --scaling fewer than two)\n"
     "  2  BASE or NEW could not be read (missing, not a profile, damaged)\n"
     "  3  any other failure (out of memory, output not writable)\n"
     "  4  --fail-on-regression and at least one regression\n";
@@ -84,7 +103,9 @@ typedef struct args {
     const char *include[MAX_PATTERNS];
     const char *exclude[MAX_PATTERNS];
     bool fail_on_regression, json, ascii;
-    const char *files[2];
+    bool sum;              /* --sum: summed totals across rank counts */
+    bool scaling, weak;    /* --scaling, --weak */
+    const char **files;    /* argc entries */
     size_t file_count;
 } args;
 
@@ -106,11 +127,15 @@ static int parse_args(args *a, int argc, char **argv) {
     a->o.include = a->include;
     a->o.exclude = a->exclude;
     int options_done = 0;
+    a->files = calloc((size_t)argc + 1, sizeof *a->files);
+    if (!a->files) {
+        fprintf(stderr, "%s: out of memory\n", TOOL);
+        return CLI_EXIT_OTHER;
+    }
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         int kind = cli_arg_kind(arg, &options_done);
         if (kind == CLI_ARG_OPERAND) {
-            if (a->file_count == 2) return cli_usage_error(TOOL, "unexpected argument '%s' (two files only)", arg);
             a->files[a->file_count++] = arg;
             continue;
         }
@@ -123,6 +148,9 @@ static int parse_args(args *a, int argc, char **argv) {
         if (!strcmp(arg, "--fail-on-regression")) { a->fail_on_regression = true; continue; }
         if (!strcmp(arg, "--json")) { a->json = true; continue; }
         if (!strcmp(arg, "--ascii")) { a->ascii = true; continue; }
+        if (!strcmp(arg, "--sum")) { a->sum = true; continue; }
+        if (!strcmp(arg, "--scaling")) { a->scaling = true; continue; }
+        if (!strcmp(arg, "--weak")) { a->scaling = a->weak = true; continue; }
         /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
         static const char *const valued[] = {"--metric", "--threshold", "--include", "--exclude",
                                              "--sort"};
@@ -166,6 +194,17 @@ static int parse_args(args *a, int argc, char **argv) {
         default: return cli_usage_error(TOOL, "unknown option '%s'", arg);
         }
     }
+    if (a->scaling) {
+        if (a->file_count < 2)
+            return cli_usage_error(TOOL, "%s", "--scaling needs at least two runs");
+        if (a->sum) return cli_usage_error(TOOL, "%s", "--sum does not apply to --scaling");
+        if (a->fail_on_regression)
+            return cli_usage_error(TOOL, "%s", "--fail-on-regression does not apply to --scaling");
+        return 0;
+    }
+    if (a->file_count > 2)
+        return cli_usage_error(TOOL, "unexpected argument '%s' (two files only, or --scaling)",
+                               a->files[2]);
     if (a->file_count != 2) return cli_usage_error(TOOL, "%s", "need two files: BASE NEW");
     return 0;
 }
@@ -321,8 +360,14 @@ static int print_text(FILE *out, const args *a, const diff_report *rep) {
     fputs("\nNew:       ", out);
     cli_text_put(out, a->files[1]);
     fputc('\n', out);
-    fprintf(out, "Metric:    %s%s, threshold %g%%\n\n", diff_metric_name(m),
+    fprintf(out, "Metric:    %s%s, threshold %g%%\n", diff_metric_name(m),
             is_duration(m) ? " [s]" : " (count)", a->o.threshold_pct);
+    if (rep->ranks_base != rep->ranks_cand)
+        fprintf(out, "Ranks:     %u %s %u: %s\n", rep->ranks_base, g->arrow, rep->ranks_cand,
+                rep->per_rank ? "sums (total, exclusive, calls) compared as per-rank means "
+                                "(--sum for the summed totals)"
+                              : "summed totals compared (--sum)");
+    fputc('\n', out);
     if (rep->count && print_table(out, rep, m, g) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
     if (!rep->count) fputs("  (no regions to compare)\n", out);
     fputc('\n', out);
@@ -386,6 +431,8 @@ static void print_json(FILE *out, const args *a, const diff_report *rep) {
     json_number(out, "threshold_pct", true, a->o.threshold_pct, 1.0);
     fprintf(out, ",\n  \"noise_test\": {\"method\": \"welch_t\", \"t_limit\": %g, \"ran\": %s},\n",
             DIFF_T_LIMIT, rep->events_both ? "true" : "false");
+    fprintf(out, "  \"ranks_base\": %u, \"ranks_new\": %u, \"sums\": \"%s\",\n", rep->ranks_base,
+            rep->ranks_cand, rep->per_rank ? "per_rank_mean" : "summed");
     fputs("  \"regions\": [", out);
     for (size_t i = 0; i < rep->count; i++) {
         const diff_row *r = &rep->rows[i];
@@ -441,6 +488,98 @@ static void print_json(FILE *out, const args *a, const diff_report *rep) {
     fputs("]\n}\n", out);
 }
 
+/* ---- --scaling ------------------------------------------------------------------ */
+
+static const char *scaling_status_text(size_t run, diff_status s) {
+    return run == 0 ? "(reference)" : status_text(s);
+}
+
+/* One line per (region, run): long rather than wide, so any number of
+ * runs fits a terminal and a script can read it with split(). */
+static int print_scaling_text(FILE *out, const args *a, const scaling_report *rep) {
+    const glyphs *g = !a->ascii && want_unicode(out) ? &unicode_glyphs : &ascii_glyphs;
+    fprintf(out, "Scaling:   %s (T = per-rank mean of the region's total; %s)\n",
+            rep->weak ? "weak" : "strong",
+            rep->weak ? "speedup T_1/T_k * P_k/P_1, efficiency T_1/T_k"
+                      : "speedup T_1/T_k, efficiency T_1/T_k * P_1/P_k");
+    for (size_t k = 0; k < rep->run_count; k++) {
+        fprintf(out, "Run %zu:     ", k + 1);
+        cli_text_put(out, a->files[k]);
+        fprintf(out, " (%u rank%s)\n", rep->ranks[k], rep->ranks[k] == 1 ? "" : "s");
+    }
+    fprintf(out, "Changes:   the status of each run against run 1, threshold %g%%, noise test "
+                 "as in the two-run comparison\n\n",
+            a->o.threshold_pct);
+    char **names = calloc(rep->count + 1, sizeof *names);
+    if (!names) return SP_ERR_OUT_OF_MEMORY;
+    size_t width = strlen("region");
+    for (size_t i = 0; i < rep->count; i++) {
+        if (!(names[i] = cli_text_cut(rep->rows[i].name, NAME_COLUMNS, g->cut))) {
+            for (size_t k = 0; k < i; k++) free(names[k]);
+            free(names);
+            return SP_ERR_OUT_OF_MEMORY;
+        }
+        size_t w = text_width(names[i]);
+        if (w > width) width = w;
+    }
+    fprintf(out, "  %-*s  %4s  %8s  %14s  %8s  %10s  %s\n", (int)width, "region", "run", "ranks",
+            "time [s]", "speedup", "efficiency", "status");
+    for (size_t i = 0; i < rep->count; i++)
+        for (size_t k = 0; k < rep->run_count; k++) {
+            const scaling_cell *c = &rep->rows[i].cells[k];
+            fputs("  ", out);
+            fputs(names[i], out);
+            put_repeat(out, " ", width - text_width(names[i]));
+            fprintf(out, "  %4zu  %8u  ", k + 1, rep->ranks[k]);
+            if (!c->present) {
+                fprintf(out, "%14s  %8s  %10s  %s\n", "-", "-", "-",
+                        k == 0 ? "(not in run 1)" : "removed");
+                continue;
+            }
+            fprintf(out, "%14.6f  ", c->time_ns / 1e9);
+            if (c->efficiency > 0)
+                fprintf(out, "%8.3f  %9.1f%%  ", c->speedup, 100.0 * c->efficiency);
+            else
+                fprintf(out, "%8s  %10s  ", "-", "-");
+            fprintf(out, "%s\n", scaling_status_text(k, c->status));
+        }
+    for (size_t i = 0; i < rep->count; i++) free(names[i]);
+    free(names);
+    return SP_OK;
+}
+
+static void print_scaling_json(FILE *out, const args *a, const scaling_report *rep) {
+    fprintf(out, "{\n  \"scaling\": \"%s\",\n  \"units\": \"seconds\",\n  \"time\": "
+                 "\"per_rank_mean_total\",\n  ",
+            rep->weak ? "weak" : "strong");
+    json_number(out, "threshold_pct", true, a->o.threshold_pct, 1.0);
+    fputs(",\n  \"runs\": [", out);
+    for (size_t k = 0; k < rep->run_count; k++) {
+        fputs(k ? ", {\"file\": " : "{\"file\": ", out);
+        cli_json_string(out, a->files[k]);
+        fprintf(out, ", \"ranks\": %u}", rep->ranks[k]);
+    }
+    fputs("],\n  \"regions\": [", out);
+    for (size_t i = 0; i < rep->count; i++) {
+        fputs(i ? ",\n    {\"name\": " : "\n    {\"name\": ", out);
+        cli_json_string(out, rep->rows[i].name);
+        fputs(", \"runs\": [", out);
+        for (size_t k = 0; k < rep->run_count; k++) {
+            const scaling_cell *c = &rep->rows[i].cells[k];
+            fputs(k ? ", {" : "{", out);
+            json_number(out, "time", c->present, c->time_ns, 1e9);
+            fputs(", ", out);
+            json_number(out, "speedup", c->efficiency > 0, c->speedup, 1.0);
+            fputs(", ", out);
+            json_number(out, "efficiency", c->efficiency > 0, c->efficiency, 1.0);
+            if (k == 0) fputs(", \"status\": \"reference\"}", out);
+            else fprintf(out, ", \"status\": \"%s\"}", diff_status_name(c->status));
+        }
+        fputs("]}", out);
+    }
+    fputs(rep->count ? "\n  ]\n}\n" : "]\n}\n", out);
+}
+
 /* ---- main -------------------------------------------------------------------- */
 
 static sp_results *open_input(const char *path) {
@@ -456,12 +595,45 @@ static sp_results *open_input(const char *path) {
     return NULL;
 }
 
-int main(int argc, char **argv) {
-    cli_isolate_start("scope-diff");
-    args a;
-    memset(&a, 0, sizeof a);
-    int rc = parse_args(&a, argc, argv);
-    if (rc) return rc;
+/* --scaling: every run opened (each unreadable one named), then the table. */
+static int main_scaling(const args *a) {
+    sp_results **runs = calloc(a->file_count, sizeof *runs);
+    if (!runs) {
+        fprintf(stderr, "scope-diff: out of memory\n");
+        return CLI_EXIT_OTHER;
+    }
+    bool all = true;
+    for (size_t k = 0; k < a->file_count; k++) all = (runs[k] = open_input(a->files[k])) && all;
+    int exit_code = all ? 0 : CLI_EXIT_FILE;
+    if (all) {
+        scaling_report rep;
+        char msg[1024];
+        int st = diff_scaling((const sp_results *const *)runs, a->file_count, &a->o, a->weak,
+                              &rep, msg, sizeof msg);
+        if (st != SP_OK) {
+            fprintf(stderr, "scope-diff: %s\n", msg);
+            exit_code = CLI_EXIT_OTHER;
+        } else {
+            if (a->json) print_scaling_json(stdout, a, &rep);
+            else if (print_scaling_text(stdout, a, &rep) != SP_OK) {
+                fprintf(stderr, "scope-diff: out of memory\n");
+                exit_code = CLI_EXIT_OTHER;
+            }
+            scaling_report_free(&rep);
+        }
+    }
+    for (size_t k = 0; k < a->file_count; k++) sp_results_close(runs[k]);
+    free(runs);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "scope-diff: cannot write the output\n");
+        exit_code = CLI_EXIT_OTHER;
+    }
+    return exit_code;
+}
+
+/* BASE NEW: the region table. */
+static int main_two(args *ap) {
+    args a = *ap;
     /* Both inputs are opened before giving up so that one run names every
      * unreadable file. */
     sp_results *base = open_input(a.files[0]);
@@ -471,6 +643,8 @@ int main(int argc, char **argv) {
         sp_results_close(cand);
         return CLI_EXIT_FILE;
     }
+    /* Different rank counts: per-rank means unless --sum (scope_diff.h). */
+    a.o.per_rank = !a.sum && diff_rank_count(base) != diff_rank_count(cand);
     diff_report rep;
     char msg[1024];
     int st = diff_compare(base, cand, &a.o, &rep, msg, sizeof msg);
@@ -503,4 +677,14 @@ int main(int argc, char **argv) {
         exit_code = CLI_EXIT_OTHER;
     }
     return exit_code;
+}
+
+int main(int argc, char **argv) {
+    cli_isolate_start("scope-diff");
+    args a;
+    memset(&a, 0, sizeof a);
+    int rc = parse_args(&a, argc, argv);
+    if (rc == 0) rc = a.scaling ? main_scaling(&a) : main_two(&a);
+    free(a.files);
+    return rc;
 }

@@ -269,10 +269,13 @@ static bool name_selected(const args *a, const char *name) {
 
 /* ns as microseconds, printed exactly ("12.345"): integer ns divide by 1000
  * without rounding, so a reader gets the same double as ns / 1000. */
-static void print_us(FILE *out, int64_t ns) {
-    uint64_t mag = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    fprintf(out, "%s%llu.%03llu", ns < 0 ? "-" : "", (unsigned long long)(mag / 1000),
+static void print_us_magnitude(FILE *out, bool negative, uint64_t mag) {
+    fprintf(out, "%s%llu.%03llu", negative ? "-" : "", (unsigned long long)(mag / 1000),
             (unsigned long long)(mag % 1000));
+}
+
+static void print_us(FILE *out, int64_t ns) {
+    print_us_magnitude(out, ns < 0, ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns);
 }
 
 /* RFC 4180: a field with a comma, quote or line break is quoted, quotes
@@ -337,6 +340,116 @@ static int next_slice(const sp_results *res, sp_calls *cursor, sp_call_slice *sl
     return st;
 }
 
+/* Set once the lanes' message was printed (it names the file and what to
+ * change), so main does not add a vaguer line. */
+static bool view_error_said;
+
+/* ---- chrome: unrelated trees that share a thread --------------------------
+ *
+ * Perfetto nests the complete events of one tid by time. Two unrelated
+ * trees on one thread that overlap (two runs merged with
+ * --allow-disjoint, view_lanes.h) would be drawn one inside the other, so
+ * the calls of a thread's second and later tree tracks get a tid of their
+ * own, named "rank R / thread T / tree K", as every other view shows them.
+ * Finding them takes the lanes' pass over the calls, so it is done only
+ * for files that can hold such trees: merged files and files not recorded
+ * by this library (a native run nests every thread's calls). Only the
+ * calls on those extra tracks are kept, by (rank, call id). */
+
+typedef struct tree_call {
+    uint32_t rank, track; /* track 0 = empty slot */
+    int64_t id, thread;
+} tree_call;
+
+typedef struct tree_calls {
+    tree_call *slots;
+    size_t cap, used;
+} tree_calls;
+
+static size_t tree_slot(const tree_calls *t, uint32_t rank, int64_t id) {
+    uint64_t h = ((uint64_t)id ^ (uint64_t)rank << 40) * 0x9e3779b97f4a7c15ULL;
+    size_t j = (size_t)(h >> 17) & (t->cap - 1);
+    while (t->slots[j].track && !(t->slots[j].rank == rank && t->slots[j].id == id))
+        j = (j + 1) & (t->cap - 1);
+    return j;
+}
+
+static int tree_add(tree_calls *t, const tree_call *c) {
+    if ((t->used + 1) * 2 > t->cap) {
+        tree_calls grown = {calloc(t->cap ? t->cap * 2 : 64, sizeof *grown.slots),
+                            t->cap ? t->cap * 2 : 64, t->used};
+        if (!grown.slots) return SP_ERR_OUT_OF_MEMORY;
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slots[i].track)
+                grown.slots[tree_slot(&grown, t->slots[i].rank, t->slots[i].id)] = t->slots[i];
+        free(t->slots);
+        *t = grown;
+    }
+    size_t j = tree_slot(t, c->rank, c->id);
+    if (!t->slots[j].track) t->used++;
+    t->slots[j] = *c;
+    return SP_OK;
+}
+
+static const tree_call *tree_find(const tree_calls *t, uint32_t rank, int64_t id) {
+    if (!t->used || id < 0) return NULL;
+    const tree_call *c = &t->slots[tree_slot(t, rank, id)];
+    return c->track ? c : NULL;
+}
+
+/* A tid no recorded thread has: past 2^40, (thread + 1) * 32 + track. */
+static long long tree_tid(int64_t thread, uint32_t track) {
+    return (1LL << 40) + ((long long)thread + 1) * 32 + track;
+}
+
+typedef struct tree_walk {
+    tree_calls *calls;
+    const view_lane *lane;
+} tree_walk;
+
+static int tree_on_open(void *p, const view_call *call, unsigned depth, int64_t start) {
+    (void)depth;
+    (void)start;
+    tree_walk *w = p;
+    tree_call c = {w->lane->rank, w->lane->track, call->call_id, w->lane->thread};
+    return call->call_id >= 0 ? tree_add(w->calls, &c) : 0;
+}
+
+static bool may_share_threads(const sp_results *res) {
+    if (sp_results_metadata_find(res, "merged_inputs") >= 0) return true;
+    long src = sp_results_metadata_find(res, "source");
+    const char *text = src >= 0 ? sp_results_metadata_string(res, (size_t)src) : NULL;
+    return !text || strcmp(text, "native") != 0;
+}
+
+/* The calls on extra tree tracks of the selection, and their tids named
+ * in the trace's metadata. */
+static int chrome_trees(FILE *out, const sp_results *res, const args *a, const bool *region_on,
+                        tree_calls *calls) {
+    if (!sp_results_has_events(res) || !may_share_threads(res)) return SP_OK;
+    view_lanes v;
+    int st = view_lanes_build(&v, res, a->rank_count ? a->ranks : NULL, a->rank_count,
+                              region_on);
+    for (size_t l = 0; l < v.lane_count && st == SP_OK; l++) {
+        const view_lane *lane = &v.lanes[l];
+        if (lane->track == 0) continue;
+        tree_walk w = {calls, lane};
+        view_walk_callbacks cb = {tree_on_open, NULL};
+        st = view_lanes_walk(&v, l, &cb, &w);
+        char name[128];
+        view_lane_label(lane, name, sizeof name);
+        fprintf(out, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%u,\"tid\":%lld,"
+                     "\"args\":{\"name\":\"%s\"}}",
+                lane->rank, tree_tid(lane->thread, lane->track), name);
+    }
+    if (st != SP_OK && v.error[0]) {
+        fprintf(stderr, "scope-export: %s\n", v.error);
+        view_error_said = true;
+    }
+    view_lanes_free(&v);
+    return st;
+}
+
 static int write_chrome(FILE *out, const sp_results *res, const args *a, const bool *region_on) {
     /* The origin is the earliest start of the whole file, not of the
      * selection: a filtered export lines up with an unfiltered one, and
@@ -375,6 +488,12 @@ static int write_chrome(FILE *out, const sp_results *res, const args *a, const b
                 info.rank, (long long)info.index, (long long)info.index);
     }
     free(ranks);
+    tree_calls trees = {0};
+    int tree_status = chrome_trees(out, res, a, region_on, &trees);
+    if (tree_status != SP_OK) {
+        free(trees.slots);
+        return tree_status;
+    }
 
     for (size_t r = 0; r < rows && !ferror(out); r++) {
         uint32_t rank = sp_results_row_rank(res, r);
@@ -392,13 +511,17 @@ static int write_chrome(FILE *out, const sp_results *res, const args *a, const b
                 first = false;
                 cli_json_string(out, name);
                 fputs(",\"ph\":\"X\",\"ts\":", out);
-                print_us(out, (int64_t)((uint64_t)sl.starts[k] - (uint64_t)origin));
+                /* from the origin as uint64: the span from INT64_MIN to
+                 * INT64_MAX is more than an int64 holds */
+                print_us_magnitude(out, false, (uint64_t)sl.starts[k] - (uint64_t)origin);
                 fputs(",\"dur\":", out);
                 print_us(out, sl.durations[k]);
                 /* Unknown lanes (-1) share tid 0 with files that record no
                  * threads: the trace format has no "unknown thread". */
                 long long tid =
                     sl.thread_ids && sl.thread_ids[k] >= 0 ? (long long)sl.thread_ids[k] : 0;
+                const tree_call *tree = call_ids ? tree_find(&trees, rank, call_ids[k]) : NULL;
+                if (tree) tid = tree_tid(tree->thread, tree->track);
                 fprintf(out, ",\"pid\":%u,\"tid\":%lld", rank, tid);
                 if (call_ids || parent_ids) {
                     fputs(",\"args\":{", out);
@@ -412,8 +535,12 @@ static int write_chrome(FILE *out, const sp_results *res, const args *a, const b
             }
         }
         sp_calls_close(cursor);
-        if (st != SP_OK) return st;
+        if (st != SP_OK) {
+            free(trees.slots);
+            return st;
+        }
     }
+    free(trees.slots);
     fputs("\n],\n\"displayTimeUnit\":\"ms\",\n\"otherData\":{\"source_file\":", out);
     cli_json_string(out, sp_results_path(res));
     fprintf(out, ",\"exporter\":\"scope-export %s\",\"time_unit\":\"ts and dur in microseconds\","
@@ -713,7 +840,10 @@ static int write_view(FILE *out, const char *dir, const sp_results *res, const a
         }
         flame_tree_free(&t);
     }
-    if (st != SP_OK && v.error[0]) fprintf(stderr, "scope-export: %s\n", v.error);
+    if (st != SP_OK && v.error[0]) {
+        fprintf(stderr, "scope-export: %s\n", v.error);
+        view_error_said = true;
+    }
     if (v.clamped)
         fprintf(stderr, "scope-export: %s: %llu calls ended after their parent; cut at the "
                         "parent's end\n",
@@ -790,7 +920,8 @@ int main(int argc, char **argv) {
         default: st = write_view(out.fp, out.tmp, res, &a, region_on); break;
         }
         if (st != SP_OK) {
-            if (st == SP_ERR_OUT_OF_MEMORY) fprintf(stderr, "scope-export: out of memory\n");
+            if (st == SP_ERR_OUT_OF_MEMORY && !view_error_said)
+                fprintf(stderr, "scope-export: out of memory\n");
             cli_output_abandon(&out);
             rc = cli_exit_code(st); /* a file that cannot be read back: 2 */
         } else {

@@ -18,6 +18,7 @@
 #include "cli_common.h"
 #include "cli_isolate.h"
 #include "inspect_counters.h"
+#include "inspect_comm.h"
 #include "inspect_mpi.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
@@ -52,6 +53,13 @@ static const char *const usage_text =
     "                    COLUMNS\n"
     "  --flat            one row per region instead of the call tree\n"
     "  --metadata-only   print the metadata block only\n"
+    "  --comm            add the communication matrix: bytes and messages per\n"
+    "                    (sender, receiver) pair of MPI_COMM_WORLD ranks from the\n"
+    "                    point-to-point MPI regions, each message counted once at\n"
+    "                    its sender; other communicators are totalled as\n"
+    "                    unresolved. With --json: a \"comm\" member\n"
+    "  --comm-top N      pairs (and, past 64 ranks, senders) printed by --comm\n"
+    "                    (default 20; --json lists all)\n"
     "  --json            machine-readable statistics (seconds) instead of text:\n"
     "                    one object per FILE, wrapped in {\"files\": [...]} when\n"
     "                    several are given; unavailable values are null\n"
@@ -77,6 +85,8 @@ typedef struct args {
     const char *sort;
     const char *columns;
     bool flat, metadata_only, json, ascii, unicode;
+    bool comm;        /* --comm: the communication matrix */
+    size_t comm_top;  /* --comm-top */
     const char **files;
     size_t file_count;
 } args;
@@ -111,14 +121,15 @@ static int parse_args(args *a, int argc, char **argv) {
         if (!strcmp(arg, "--flat")) { a->flat = true; continue; }
         if (!strcmp(arg, "--metadata-only")) { a->metadata_only = true; continue; }
         if (!strcmp(arg, "--json")) { a->json = true; continue; }
+        if (!strcmp(arg, "--comm")) { a->comm = true; continue; }
         if (!strcmp(arg, "--ascii")) { a->ascii = true; a->unicode = false; continue; }
         if (!strcmp(arg, "--unicode")) { a->unicode = true; a->ascii = false; continue; }
         /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
         static const char *const valued[] = {"--include", "--exclude", "--ranks", "--sort",
-                                             "--columns"};
+                                             "--columns", "--comm-top"};
         const char *value = NULL;
-        size_t which = 5;
-        for (size_t k = 0; k < 5; k++) {
+        size_t which = 6;
+        for (size_t k = 0; k < 6; k++) {
             size_t len = strlen(valued[k]);
             if (!strncmp(arg, valued[k], len) && (arg[len] == '\0' || arg[len] == '=')) {
                 which = k;
@@ -147,6 +158,16 @@ static int parse_args(args *a, int argc, char **argv) {
         }
         case 3: a->sort = value; break;
         case 4: a->columns = value; break;
+        case 5: {
+            char *end = NULL;
+            unsigned long long n = strtoull(value, &end, 10);
+            if (end == value || *end || value[0] == '-' || n == 0 || n > 1000000)
+                return cli_usage_error(TOOL, "--comm-top needs a count from 1 to 1000000, not '%s'",
+                                       value);
+            a->comm_top = (size_t)n;
+            a->comm = true;
+            break;
+        }
         default: return cli_usage_error(TOOL, "unknown option '%s'", arg);
         }
     }
@@ -329,6 +350,8 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
     json_metadata(out, res);
     inspect_json_counters(out, res, (inspect_ranks){a->ranks, a->rank_count});
     inspect_json_mpi(out, res, (inspect_ranks){a->ranks, a->rank_count});
+    if (a->comm && inspect_json_comm(out, res, (inspect_ranks){a->ranks, a->rank_count}) != SP_OK)
+        status = SP_ERR_OUT_OF_MEMORY;
     fputs("  \"warnings\": [", out);
     if (warning[0]) cli_json_string(out, warning);  /* one message per file */
     fputs("],\n  \"regions\": [", out);
@@ -500,6 +523,12 @@ static int print_text(FILE *out, const sp_results *res, const args *a) {
     int status = sp_summary_print(res, out, &o, msg, sizeof msg);
     inspect_print_counters(out, res, (inspect_ranks){a->ranks, a->rank_count});
     inspect_print_mpi(out, res, (inspect_ranks){a->ranks, a->rank_count});
+    if (a->comm && (status == SP_OK || status == SP_ERR_NESTING) &&
+        inspect_print_comm(out, res, (inspect_ranks){a->ranks, a->rank_count},
+                           a->comm_top ? a->comm_top : 20) != SP_OK) {
+        snprintf(msg, sizeof msg, "out of memory for the communication matrix");
+        status = SP_ERR_OUT_OF_MEMORY;
+    }
     if (status == SP_ERR_NESTING) {
         fprintf(stderr, "scope-inspect: warning: %s: %s\n", sp_results_path(res), msg);
         status = SP_OK;

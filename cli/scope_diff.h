@@ -95,6 +95,11 @@ typedef struct diff_options {
     size_t include_count;
     const char *const *exclude;
     size_t exclude_count;
+    /* Sums (total, exclusive, calls) divided by each run's rank count, so
+     * runs on different numbers of ranks compare per rank: scope-diff sets
+     * it when the counts differ, unless --sum. Per-call metrics (avg,
+     * percentiles) are per call either way. */
+    bool per_rank;
 } diff_options;
 
 typedef struct diff_report {
@@ -106,7 +111,14 @@ typedef struct diff_report {
                             (per-call moments): the t test runs */
     char warning_base[512]; /* first SP_ERR_NESTING message per run, or "" */
     char warning_cand[512];
+    uint32_t ranks_base, ranks_cand; /* diff_rank_count of each run */
+    bool per_rank;                   /* the sums were divided by them */
 } diff_report;
+
+/* The number of distinct ranks with at least one row in `res` (not the
+ * largest rank + 1: a file may hold rank 4294967295 beside rank 0); 0 when
+ * memory runs out or the file has no rows. */
+uint32_t diff_rank_count(const sp_results *res);
 
 /*
  * Compare `base` with `cand` region by region into *report (release with
@@ -118,5 +130,45 @@ int diff_compare(const sp_results *base, const sp_results *cand, const diff_opti
                  diff_report *report, char *errbuf, size_t errbuf_len);
 
 void diff_report_free(diff_report *report);
+
+/* ---- scope-diff --scaling (scope_diff_scaling.c) ---------------------------
+ *
+ * Several runs of one program on growing rank counts, the first the
+ * reference. Per region: its time per run (the per-rank mean of its total:
+ * total / ranks), the speedup T_1 / T_k and the parallel efficiency
+ *   strong scaling: E_k = T_1 / T_k * P_1 / P_k   (same problem, more ranks)
+ *   weak scaling:   E_k = T_1 / T_k               (problem grows with ranks)
+ * and, per run, the status diff_compare gives the region against the
+ * first run (per-rank means), so the noise test decides what is a change.
+ */
+typedef struct scaling_cell {
+    bool present;        /* the region has a row in this run */
+    double time_ns;      /* total / ranks of the run */
+    double speedup;      /* T_1 / T_k; 0 when undefined */
+    double efficiency;   /* see above; 0 when undefined */
+    diff_status status;  /* against the first run (run 0: DIFF_UNCHANGED) */
+} scaling_cell;
+
+typedef struct scaling_row {
+    const char *name;    /* borrowed from the first run that has the region */
+    scaling_cell *cells; /* [run_count] */
+} scaling_row;
+
+typedef struct scaling_report {
+    size_t run_count;
+    uint32_t *ranks;     /* [run_count]: diff_rank_count of each run */
+    scaling_row *rows;   /* regions of the first run, then the others' */
+    size_t count;
+    bool weak;
+} scaling_report;
+
+/* Build the scaling table of runs[0..run_count) (run_count >= 2), with the
+ * filters and threshold of `options` (its metric and per_rank are set
+ * here: total, per rank). Returns SP_OK, SP_ERR_OUT_OF_MEMORY or a
+ * statistics error with its message (the file named) in errbuf. */
+int diff_scaling(const sp_results *const *runs, size_t run_count, const diff_options *options,
+                 bool weak, scaling_report *report, char *errbuf, size_t errbuf_len);
+
+void scaling_report_free(scaling_report *report);
 
 #endif

@@ -22,6 +22,13 @@
  * variation can cause: a total (or exclusive total) whose call count
  * changed moved for a reason that is not noise, and call counts themselves
  * are exact, so neither is ever excused.
+ *
+ * Runs on different rank counts (options->per_rank): the sums (total,
+ * exclusive, calls) are divided by each run's number of ranks, so 4 ranks
+ * doing the work of 2 in half the time per rank is an improvement, not a
+ * regression of the summed CPU time. The noise test is unchanged (it
+ * compares per-call means), and "a sum over a different number of calls"
+ * becomes a different number of calls per rank.
  */
 #include <math.h>
 #include <stdint.h>
@@ -97,17 +104,19 @@ static bool selected(const filters *f, const char *name) {
 
 /* ---- one side of a region -------------------------------------------------- */
 
-static bool metric_value(diff_metric metric, const sp_region_summary *s, double *value) {
+/* `ranks` divides the sums (1 unless per-rank means are compared). */
+static bool metric_value(diff_metric metric, const sp_region_summary *s, double ranks,
+                         double *value) {
     unsigned av = s->available;
     switch (metric) {
-    case DIFF_METRIC_TOTAL: *value = (double)s->total_ns; return true;
+    case DIFF_METRIC_TOTAL: *value = (double)s->total_ns / ranks; return true;
     case DIFF_METRIC_AVG: *value = s->average_ns; return true;
-    case DIFF_METRIC_CALLS: *value = (double)s->calls; return true;
+    case DIFF_METRIC_CALLS: *value = (double)s->calls / ranks; return true;
     case DIFF_METRIC_P50: *value = s->p50_ns; return av & SP_STAT_PERCENTILES;
     case DIFF_METRIC_P95: *value = s->p95_ns; return av & SP_STAT_PERCENTILES;
     case DIFF_METRIC_P99: *value = s->p99_ns; return av & SP_STAT_PERCENTILES;
     case DIFF_METRIC_EXCLUSIVE:
-        *value = (double)s->exclusive_ns;
+        *value = (double)s->exclusive_ns / ranks;
         return (av & SP_STAT_EXCLUSIVE) && s->exclusive_ns >= 0;
     default: return false;
     }
@@ -180,18 +189,40 @@ static long run_index_find(const run_index *x, const char *name) {
 
 /* Fill one side; a region missing from the run, or present in its table
  * without any row, is "not present". */
-static void load_side(const run_index *x, const char *name, diff_metric metric, diff_side *side) {
+static void load_side(const run_index *x, const char *name, diff_metric metric, double ranks,
+                      diff_side *side) {
     memset(side, 0, sizeof *side);
     long id = run_index_find(x, name);
     if (id < 0) return;
     side->s = x->stats[id];
     side->present = side->s.num_ranks > 0;
-    if (side->present) side->has_value = metric_value(metric, &side->s, &side->value);
+    if (side->present) side->has_value = metric_value(metric, &side->s, ranks, &side->value);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint32_t diff_rank_count(const sp_results *res) {
+    size_t rows = sp_results_row_count(res);
+    uint32_t *ranks = malloc((rows ? rows : 1) * sizeof *ranks);
+    if (!ranks) return 0;
+    for (size_t i = 0; i < rows; i++) ranks[i] = sp_results_row_rank(res, i);
+    qsort(ranks, rows, sizeof *ranks, cmp_u32);
+    uint32_t distinct = 0;
+    for (size_t i = 0; i < rows; i++)
+        if (i == 0 || ranks[i] != ranks[i - 1]) distinct++;
+    free(ranks);
+    return distinct;
 }
 
 /* ---- significance ------------------------------------------------------------ */
 
-static void welch(diff_row *row, bool events_both, diff_metric metric) {
+/* ranks_b, ranks_c: the runs' rank counts when per-rank means are
+ * compared, else 1 and 1. */
+static void welch(diff_row *row, bool events_both, diff_metric metric, uint64_t ranks_b,
+                  uint64_t ranks_c) {
     row->has_t = false;
     row->significant = DIFF_SIG_UNKNOWN;
     const sp_region_summary *b = &row->base.s, *c = &row->cand.s;
@@ -219,8 +250,8 @@ static void welch(diff_row *row, bool events_both, diff_metric metric) {
     }
     if (metric == DIFF_METRIC_CALLS) verdict = DIFF_SIG_UNKNOWN;  /* counts are exact */
     else if ((metric == DIFF_METRIC_TOTAL || metric == DIFF_METRIC_EXCLUSIVE) &&
-             b->calls != c->calls)
-        verdict = DIFF_SIG_REAL;  /* a sum over a different number of calls */
+             (double)b->calls * (double)ranks_c != (double)c->calls * (double)ranks_b)
+        verdict = DIFF_SIG_REAL;  /* a sum over a different number of calls (per rank) */
     row->significant = verdict;
 }
 
@@ -374,6 +405,11 @@ int diff_compare(const sp_results *base, const sp_results *cand, const diff_opti
     /* the test needs every call's moments, not the calls themselves */
     report->events_both = (sp_results_has_events(base) || sp_results_call_path_count(base) > 0) &&
                           (sp_results_has_events(cand) || sp_results_call_path_count(cand) > 0);
+    report->ranks_base = diff_rank_count(base);
+    report->ranks_cand = diff_rank_count(cand);
+    report->per_rank = o->per_rank && report->ranks_base && report->ranks_cand;
+    double div_b = report->per_rank ? report->ranks_base : 1.0;
+    double div_c = report->per_rank ? report->ranks_cand : 1.0;
     /* Every name of the base run, then the new run's names the base lacks. */
     for (size_t k = 0; k < nb + nc && st == SP_OK; k++) {
         const sp_results *owner = k < nb ? base : cand;
@@ -382,10 +418,10 @@ int diff_compare(const sp_results *base, const sp_results *cand, const diff_opti
         if (k >= nb && run_index_find(&xb, name) >= 0) continue;
         diff_row *row = &report->rows[report->count];
         row->name = name;
-        load_side(&xb, name, o->metric, &row->base);
-        load_side(&xc, name, o->metric, &row->cand);
+        load_side(&xb, name, o->metric, div_b, &row->base);
+        load_side(&xc, name, o->metric, div_c, &row->cand);
         if (!row->base.present && !row->cand.present) continue;
-        welch(row, report->events_both, o->metric);
+        welch(row, report->events_both, o->metric, (uint64_t)div_b, (uint64_t)div_c);
         classify(row, o->threshold_pct);
         report->by_status[row->status]++;
         report->count++;

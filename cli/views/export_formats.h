@@ -16,8 +16,11 @@
 #include "view_lanes.h"
 
 /* speedscope's file format (https://www.speedscope.app/file-format-schema.json):
- * one "evented" profile per lane, frames shared, unit nanoseconds, every
- * time measured from v->origin. Returns SP_OK, SP_ERR_OUT_OF_MEMORY or
+ * one profile per lane, frames shared, unit nanoseconds, every time
+ * measured from v->origin: "evented" (every call) while the export holds
+ * at most 250,000 calls, else for each lane the smaller of evented and one
+ * "sampled" profile of its call paths weighted by exclusive ns
+ * (export_speedscope.c says why). Returns SP_OK, SP_ERR_OUT_OF_MEMORY or
  * SP_ERR_OUTPUT. */
 int export_speedscope(FILE *out, view_lanes *v);
 

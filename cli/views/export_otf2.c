@@ -15,6 +15,14 @@
  * collective callbacks" of OTF2), events first (buffers are flushed to
  * disk whenever full, nothing is held per call), then definitions, which
  * need the event counts.
+ *
+ * MPI regions also get message and collective records and MPI_COMM_WORLD
+ * its definitions (export_otf2_mpi.c, which says what cannot be matched).
+ * Timestamps are exact unsigned distances from the shift (distance_ns): the
+ * reader accepts any int64 times, whose differences an int64 may not hold.
+ * Names longer than NAME_LIMIT bytes are cut, with a marker saying how long
+ * they were: OTF2 keeps each definition in one chunk of its buffer (4 MiB
+ * here), so a longer string cannot be written at all.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +31,12 @@
 #include <otf2/otf2.h>
 
 #include "export_formats.h"
+#include "export_otf2_mpi.h"
+
+enum { NAME_LIMIT = 64 * 1024 };
+
+/* b - a for b >= a (else 0), exact for any int64 values: no signed overflow. */
+static uint64_t distance_ns(int64_t a, int64_t b) { return b > a ? (uint64_t)b - (uint64_t)a : 0; }
 
 int export_otf2_available(void) { return 1; }
 
@@ -46,24 +60,46 @@ static OTF2_TimeStamp post_flush(void *user, OTF2_FileType type, OTF2_LocationRe
 typedef struct walk_ctx {
     OTF2_EvtWriter *writer;
     const view_lanes *v;
-    int64_t shift; /* subtracted from every timestamp (0 unless the clock is negative) */
+    otf2_mpi *mpi;
+    size_t lane;
+    int64_t shift; /* timestamps are measured from it (the origin when the clock is negative) */
     OTF2_ErrorCode err;
 } walk_ctx;
 
 static int on_open(void *p, const view_call *call, unsigned depth, int64_t start) {
     (void)depth;
     walk_ctx *c = p;
-    c->err = OTF2_EvtWriter_Enter(c->writer, NULL, (OTF2_TimeStamp)(start - c->shift),
-                                  (OTF2_RegionRef)view_call_region(c->v, call));
+    OTF2_TimeStamp t = distance_ns(c->shift, start);
+    size_t region = view_call_region(c->v, call);
+    c->err = OTF2_EvtWriter_Enter(c->writer, NULL, t, (OTF2_RegionRef)region);
+    if (c->err == OTF2_SUCCESS) c->err = otf2_mpi_after_enter(c->mpi, c->writer, c->lane, region, t);
     return c->err == OTF2_SUCCESS ? 0 : SP_ERR_OUTPUT;
 }
 
 static int on_close(void *p, const view_call *call, unsigned depth, int64_t end) {
     (void)depth;
     walk_ctx *c = p;
-    c->err = OTF2_EvtWriter_Leave(c->writer, NULL, (OTF2_TimeStamp)(end - c->shift),
-                                  (OTF2_RegionRef)view_call_region(c->v, call));
+    OTF2_TimeStamp t = distance_ns(c->shift, end);
+    size_t region = view_call_region(c->v, call);
+    c->err = otf2_mpi_before_leave(c->mpi, c->writer, c->lane, region, t);
+    if (c->err == OTF2_SUCCESS)
+        c->err = OTF2_EvtWriter_Leave(c->writer, NULL, t, (OTF2_RegionRef)region);
     return c->err == OTF2_SUCCESS ? 0 : SP_ERR_OUTPUT;
+}
+
+/* A region name as an OTF2 string: cut past NAME_LIMIT (see the top). */
+static OTF2_ErrorCode write_name(OTF2_GlobalDefWriter *g, OTF2_StringRef ref, const char *name) {
+    size_t len = name ? strlen(name) : 0;
+    if (len <= NAME_LIMIT) return OTF2_GlobalDefWriter_WriteString(g, ref, name ? name : "");
+    char *cut = malloc(NAME_LIMIT + 64);
+    if (!cut) return OTF2_ERROR_MEM_ALLOC_FAILED;
+    size_t keep = NAME_LIMIT;
+    while (keep && ((unsigned char)name[keep] & 0xC0) == 0x80) keep--; /* whole UTF-8 characters */
+    memcpy(cut, name, keep);
+    snprintf(cut + keep, 64, "... [cut: %zu bytes]", len);
+    OTF2_ErrorCode e = OTF2_GlobalDefWriter_WriteString(g, ref, cut);
+    free(cut);
+    return e;
 }
 
 #define CHECK(call)                                                                            \
@@ -86,8 +122,14 @@ int export_otf2(const char *dir, view_lanes *v, char *errbuf, size_t errbuf_len)
         return SP_ERR_OUTPUT;
     }
     OTF2_FlushCallbacks flush = {pre_flush, post_flush};
-    walk_ctx c = {NULL, v, v->origin < 0 ? v->origin : 0, OTF2_SUCCESS};
-    uint64_t origin = (uint64_t)(v->origin - c.shift);
+    otf2_mpi mpi;
+    if (otf2_mpi_init(&mpi, v) != SP_OK) {
+        OTF2_Archive_Close(archive);
+        snprintf(errbuf, errbuf_len, "out of memory");
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    walk_ctx c = {NULL, v, &mpi, 0, v->origin < 0 ? v->origin : 0, OTF2_SUCCESS};
+    uint64_t origin = distance_ns(c.shift, v->origin);
     CHECK(OTF2_Archive_SetFlushCallbacks(archive, &flush, NULL));
     CHECK(OTF2_Archive_SetSerialCollectiveCallbacks(archive));
     CHECK(OTF2_Archive_SetCreator(archive, "scope-export " SCOPE_PROFILER_VERSION));
@@ -95,6 +137,7 @@ int export_otf2(const char *dir, view_lanes *v, char *errbuf, size_t errbuf_len)
     view_walk_callbacks cb = {on_open, on_close};
     for (size_t l = 0; l < v->lane_count; l++) {
         c.writer = OTF2_Archive_GetEvtWriter(archive, (OTF2_LocationRef)l);
+        c.lane = l;
         if (!c.writer) {
             snprintf(errbuf, errbuf_len, "OTF2: cannot open the event writer of location %zu", l);
             goto fail;
@@ -127,24 +170,23 @@ int export_otf2(const char *dir, view_lanes *v, char *errbuf, size_t errbuf_len)
         snprintf(errbuf, errbuf_len, "OTF2: cannot open the global definitions");
         goto fail;
     }
-    uint64_t length = v->end_max > v->origin ? (uint64_t)(v->end_max - v->origin) : 0;
+    uint64_t length = distance_ns(v->origin, v->end_max);
     CHECK(OTF2_GlobalDefWriter_WriteClockProperties(g, 1000000000u, origin, length + 1,
                                                     OTF2_UNDEFINED_TIMESTAMP));
     /* Strings: the region names first (string id = region id), then ours. */
     OTF2_StringRef next = 0;
-    for (size_t r = 0; r < regions; r++) {
-        const char *name = sp_results_region_name(res, r);
-        CHECK(OTF2_GlobalDefWriter_WriteString(g, next++, name ? name : ""));
-    }
+    for (size_t r = 0; r < regions; r++) CHECK(write_name(g, next++, sp_results_region_name(res, r)));
     OTF2_StringRef empty = next++, machine = next++, node_class = next++;
     CHECK(OTF2_GlobalDefWriter_WriteString(g, empty, ""));
     CHECK(OTF2_GlobalDefWriter_WriteString(g, machine, "machine"));
     CHECK(OTF2_GlobalDefWriter_WriteString(g, node_class, "node"));
     for (size_t r = 0; r < regions; r++) {
+        OTF2_Paradigm paradigm;
+        OTF2_RegionRole role;
+        otf2_mpi_region_kind(&mpi, r, &paradigm, &role);
         CHECK(OTF2_GlobalDefWriter_WriteRegion(g, (OTF2_RegionRef)r, (OTF2_StringRef)r,
-                                               (OTF2_StringRef)r, empty, OTF2_REGION_ROLE_FUNCTION,
-                                               OTF2_PARADIGM_USER, OTF2_REGION_FLAG_NONE, empty, 0,
-                                               0));
+                                               (OTF2_StringRef)r, empty, role, paradigm,
+                                               OTF2_REGION_FLAG_NONE, empty, 0, 0));
     }
     CHECK(OTF2_GlobalDefWriter_WriteSystemTreeNode(g, 0, machine, node_class,
                                                    OTF2_UNDEFINED_SYSTEM_TREE_NODE));
@@ -164,12 +206,25 @@ int export_otf2(const char *dir, view_lanes *v, char *errbuf, size_t errbuf_len)
         CHECK(OTF2_GlobalDefWriter_WriteString(g, next, name));
         CHECK(OTF2_GlobalDefWriter_WriteLocation(g, (OTF2_LocationRef)l, next++,
                                                  OTF2_LOCATION_TYPE_CPU_THREAD,
-                                                 2 * (uint64_t)v->lanes[l].count, group));
+                                                 2 * (uint64_t)v->lanes[l].count +
+                                                     mpi.lane_records[l],
+                                                 group));
     }
+    CHECK(otf2_mpi_write_defs(&mpi, v, g, &next));
     CHECK(OTF2_Archive_CloseGlobalDefWriter(archive, g));
     CHECK(OTF2_Archive_Close(archive));
+    if (mpi.any_source || mpi.sendrecv || mpi.other_comm)
+        fprintf(stderr,
+                "scope-export: note: MPI calls written as regions only, without a message "
+                "record: %llu receives from MPI_ANY_SOURCE (the file does not keep the matched "
+                "source), %llu sendrecv calls (their receive side names no source), %llu calls "
+                "on communicators other than MPI_COMM_WORLD (their ranks are not in the file)\n",
+                (unsigned long long)mpi.any_source, (unsigned long long)mpi.sendrecv,
+                (unsigned long long)mpi.other_comm);
+    otf2_mpi_free(&mpi);
     return SP_OK;
 fail:
     OTF2_Archive_Close(archive);
+    otf2_mpi_free(&mpi);
     return SP_ERR_OUTPUT;
 }

@@ -1,14 +1,27 @@
 /*
- * export_speedscope.c - speedscope's "evented" profiles, one per (rank,
- * thread) lane.
+ * export_speedscope.c - speedscope profiles, one per lane (rank, thread,
+ * tree track; view_lanes.h).
  *
- * Evented rather than sampled: the profile holds every call's exact begin
- * and end, and speedscope draws evented profiles as they are (its time
- * order view is then the lane's timeline, left heavy and sandwich pool
- * the calls). Frames are the region table, shared by every profile, so a
- * region has one name and one colour across ranks and threads. Times are
- * integer ns from the earliest start in the file: exact, and every lane
- * of every rank shares one zero.
+ * Evented where order matters, sampled where size does. An "evented"
+ * profile holds every call's exact begin and end, and speedscope draws it
+ * as it is: its time order view is the lane's timeline. But it costs two
+ * events (~70 bytes) a call: 3.1M calls were 249 MB. So an export of at
+ * most SPEEDSCOPE_EVENTED_CALLS calls is evented throughout (a timeline a
+ * viewer can hold); past that, every lane whose aggregated form is
+ * smaller becomes one "sampled" profile with one sample per distinct call
+ * path (its frames from the outermost) weighing the path's exclusive ns:
+ * the size grows with the distinct stacks, not with the calls, and left
+ * heavy and sandwich (what pools calls anyway) show the same numbers. The
+ * time order view of such a profile shows paths, not the timeline; its
+ * name says "aggregated" and how many calls it holds. A lane whose paths
+ * are so deep that their frames would outweigh its events (a deep
+ * recursion) stays evented.
+ *
+ * Frames are the region table, shared by every profile, so a region has
+ * one name and one colour across ranks and threads. Times are integer ns
+ * from the earliest start in the file, printed as uint64 (the span from
+ * INT64_MIN to INT64_MAX does not fit an int64): exact, and every lane of
+ * every rank shares one zero.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -17,6 +30,13 @@
 #include "cli_common.h"
 #include "export_formats.h"
 
+/* Most calls of an export written as evented profiles throughout. */
+#define SPEEDSCOPE_EVENTED_CALLS 250000u
+
+/* Bytes, roughly, of one event ("{"type":"O","frame":12,"at":123456789},")
+ * and of one frame index in a sample: which form of a lane is smaller. */
+enum { EVENT_BYTES = 40, SAMPLE_FRAME_BYTES = 4, SAMPLE_BYTES = 16 };
+
 typedef struct emit_ctx {
     FILE *out;
     const view_lanes *v;
@@ -24,8 +44,8 @@ typedef struct emit_ctx {
 } emit_ctx;
 
 static int emit(emit_ctx *c, char type, const view_call *call, int64_t at) {
-    fprintf(c->out, "%s{\"type\":\"%c\",\"frame\":%zu,\"at\":%" PRId64 "}", c->first ? "" : ",\n",
-            type, view_call_region(c->v, call), at - c->v->origin);
+    fprintf(c->out, "%s{\"type\":\"%c\",\"frame\":%zu,\"at\":%" PRIu64 "}", c->first ? "" : ",\n",
+            type, view_call_region(c->v, call), view_span(c->v->origin, at));
     c->first = false;
     return ferror(c->out) ? SP_ERR_OUTPUT : 0;
 }
@@ -72,8 +92,10 @@ static thread_key *thread_names(const sp_results *res, size_t *count) {
     return keys;
 }
 
-/* "rank 0 / thread 1 (name)"; the thread table gives the name. */
-static void lane_name(FILE *out, const thread_key *keys, size_t key_count, const view_lane *l) {
+/* "rank 0 / thread 1 (name)"; the thread table gives the name; `extra`
+ * (may be NULL) is appended. */
+static void lane_name(FILE *out, const thread_key *keys, size_t key_count, const view_lane *l,
+                      const char *extra) {
     char buf[96];
     const char *thread_name = NULL;
     if (l->thread >= 0 && l->thread <= UINT32_MAX) {
@@ -87,11 +109,123 @@ static void lane_name(FILE *out, const thread_key *keys, size_t key_count, const
         if (lo > 0 && keys[lo - 1].key == key) thread_name = keys[lo - 1].name;
     }
     view_lane_label(l, buf, sizeof buf);
-    size_t len = strlen(buf) + (thread_name ? strlen(thread_name) : 0) + 4;
-    char *full = thread_name ? malloc(len) : NULL;
-    if (full) snprintf(full, len, "%s (%s)", buf, thread_name);
+    if (!extra) extra = "";
+    size_t len = strlen(buf) + (thread_name ? strlen(thread_name) : 0) + strlen(extra) + 4;
+    char *full = malloc(len);
+    if (full && thread_name) snprintf(full, len, "%s (%s)%s", buf, thread_name, extra);
+    else if (full) snprintf(full, len, "%s%s", buf, extra);
     cli_json_string(out, full ? full : buf);
     free(full);
+}
+
+/* Frames written by the samples of t: the depth of every path with
+ * exclusive time. */
+static uint64_t sample_frames(const flame_tree *t, uint64_t *samples) {
+    uint64_t frames = 0;
+    *samples = 0;
+    for (size_t n = 1; n < t->count; n++)
+        if (t->nodes[n].self_ns > 0) {
+            frames += t->nodes[n].depth;
+            (*samples)++;
+        }
+    return frames;
+}
+
+/* Lane l as one sampled profile of its call paths (tree t of that lane):
+ * samples in pre-order, so related stacks sit side by side. */
+static int write_sampled(FILE *out, view_lanes *v, size_t l, const flame_tree *t,
+                         const thread_key *keys, size_t key_count) {
+    const view_lane *lane = &v->lanes[l];
+    char extra[96];
+    snprintf(extra, sizeof extra, " (aggregated: %" PRIu64 " calls)", lane->count);
+    fputs("\n{\"type\":\"sampled\",\"name\":", out);
+    lane_name(out, keys, key_count, lane, extra);
+    uint64_t start = view_span(v->origin, lane->start_min), weight = 0;
+    for (size_t n = 1; n < t->count; n++)
+        if (t->nodes[n].self_ns > 0) weight += (uint64_t)t->nodes[n].self_ns;
+    fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64
+                 ",\"samples\":[",
+            start, start + weight < start ? UINT64_MAX : start + weight);
+    uint32_t *path = malloc(((size_t)t->max_depth + 1) * sizeof *path);
+    if (!path) return SP_ERR_OUT_OF_MEMORY;
+    bool first = true;
+    /* pre-order without recursion: children first, then siblings */
+    for (uint32_t n = t->nodes[0].first_child; n != FLAME_NONE;) {
+        if (t->nodes[n].self_ns > 0) {
+            size_t len = 0;
+            for (uint32_t up = n; up != 0; up = t->nodes[up].parent) path[len++] = up;
+            fputs(first ? "[" : ",[", out);
+            for (size_t i = len; i-- > 0;)
+                fprintf(out, "%s%lld", i + 1 < len ? "," : "", (long long)t->nodes[path[i]].key);
+            fputc(']', out);
+            first = false;
+        }
+        if (t->nodes[n].first_child != FLAME_NONE) {
+            n = t->nodes[n].first_child;
+            continue;
+        }
+        while (n != FLAME_NONE && t->nodes[n].next_sibling == FLAME_NONE)
+            n = t->nodes[n].parent == 0 ? FLAME_NONE : t->nodes[n].parent;
+        if (n != FLAME_NONE) n = t->nodes[n].next_sibling;
+    }
+    free(path);
+    fputs("],\"weights\":[", out);
+    first = true;
+    for (uint32_t n = t->nodes[0].first_child; n != FLAME_NONE;) {
+        if (t->nodes[n].self_ns > 0) {
+            fprintf(out, "%s%lld", first ? "" : ",", (long long)t->nodes[n].self_ns);
+            first = false;
+        }
+        if (t->nodes[n].first_child != FLAME_NONE) {
+            n = t->nodes[n].first_child;
+            continue;
+        }
+        while (n != FLAME_NONE && t->nodes[n].next_sibling == FLAME_NONE)
+            n = t->nodes[n].parent == 0 ? FLAME_NONE : t->nodes[n].parent;
+        if (n != FLAME_NONE) n = t->nodes[n].next_sibling;
+    }
+    fputs("]}", out);
+    return ferror(out) ? SP_ERR_OUTPUT : SP_OK;
+}
+
+/* Lane l as an evented profile: every call's begin and end. */
+static int write_evented(FILE *out, view_lanes *v, size_t l, const thread_key *keys,
+                         size_t key_count) {
+    const view_lane *lane = &v->lanes[l];
+    int64_t first = lane->start_min;
+    int64_t last = lane->end_max > first ? lane->end_max : first;
+    fputs("\n{\"type\":\"evented\",\"name\":", out);
+    lane_name(out, keys, key_count, lane, NULL);
+    fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":%" PRIu64 ",\"endValue\":%" PRIu64
+                 ",\"events\":[\n",
+            view_span(v->origin, first), view_span(v->origin, last));
+    emit_ctx c = {out, v, true};
+    view_walk_callbacks cb = {on_open, on_close};
+    int rc = view_lanes_walk(v, l, &cb, &c);
+    if (rc) return rc;
+    fputs("]}", out);
+    return ferror(out) ? SP_ERR_OUTPUT : SP_OK;
+}
+
+/* One lane in the smaller of its two forms (see the file's comment). */
+static int write_lane(FILE *out, view_lanes *v, size_t l, const thread_key *keys,
+                      size_t key_count) {
+    if (v->call_count <= SPEEDSCOPE_EVENTED_CALLS)
+        return write_evented(out, v, l, keys, key_count);
+    flame_tree t;
+    int st = flame_tree_from_lane(&t, v, l);
+    if (st == SP_OK) st = flame_tree_sort(&t);
+    if (st != SP_OK) {
+        flame_tree_free(&t);
+        return st;
+    }
+    uint64_t samples, frames = sample_frames(&t, &samples);
+    bool sampled = frames * SAMPLE_FRAME_BYTES + samples * SAMPLE_BYTES <
+                   2 * v->lanes[l].count * EVENT_BYTES;
+    st = sampled ? write_sampled(out, v, l, &t, keys, key_count)
+                 : write_evented(out, v, l, keys, key_count);
+    flame_tree_free(&t);
+    return st;
 }
 
 int export_speedscope(FILE *out, view_lanes *v) {
@@ -112,23 +246,13 @@ int export_speedscope(FILE *out, view_lanes *v) {
     size_t key_count = 0;
     thread_key *keys = thread_names(res, &key_count);
     if (!keys) return SP_ERR_OUT_OF_MEMORY;
-    view_walk_callbacks cb = {on_open, on_close};
     for (size_t l = 0; l < v->lane_count; l++) {
-        const view_lane *lane = &v->lanes[l];
-        int64_t first = lane->start_min;
-        int64_t last = lane->end_max > first ? lane->end_max : first;
-        fputs(l ? ",\n{\"type\":\"evented\",\"name\":" : "\n{\"type\":\"evented\",\"name\":", out);
-        lane_name(out, keys, key_count, lane);
-        fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":%" PRId64 ",\"endValue\":%" PRId64
-                     ",\"events\":[\n",
-                first - v->origin, last - v->origin);
-        emit_ctx c = {out, v, true};
-        int rc = view_lanes_walk(v, l, &cb, &c);
+        if (l) fputc(',', out);
+        int rc = write_lane(out, v, l, keys, key_count);
         if (rc) {
             free(keys);
             return rc;
         }
-        fputs("]}", out);
     }
     free(keys);
     fputs("]}\n", out);

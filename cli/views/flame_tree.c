@@ -253,21 +253,25 @@ static int on_close(void *p, const view_call *call, unsigned depth, int64_t end)
     build_ctx *c = p;
     if (c->pass != 2) return 0;
     flame_node *node = &c->t->nodes[c->stack[depth]];
-    int64_t dur = end - c->starts[depth];
+    uint64_t span = view_span(c->starts[depth], end);
+    int64_t dur = span > INT64_MAX ? INT64_MAX : (int64_t)span;
     node->calls++;
-    node->total_ns += dur;
-    node->self_ns += dur;
-    c->t->nodes[node->parent].self_ns -= dur; /* child time is not the parent's own */
+    node->total_ns = flame_add(node->total_ns, dur);
+    node->self_ns = flame_add(node->self_ns, dur);
+    /* child time is not the parent's own */
+    c->t->nodes[node->parent].self_ns = flame_add(c->t->nodes[node->parent].self_ns, -dur);
     if (depth == 0 && !c->attached) {
         /* Roots add up into the artificial frames above them. */
         for (uint32_t up = node->parent; up != FLAME_NONE; up = c->t->nodes[up].parent)
-            c->t->nodes[up].total_ns += dur;
-        c->t->nodes[node->parent].self_ns += dur;
+            c->t->nodes[up].total_ns = flame_add(c->t->nodes[up].total_ns, dur);
+        c->t->nodes[node->parent].self_ns = flame_add(c->t->nodes[node->parent].self_ns, dur);
     }
     return 0;
 }
 
-int flame_tree_from_lanes(flame_tree *t, view_lanes *v, bool per_rank) {
+/* lane_only: the one lane to build from (its roots stay roots), or
+ * SIZE_MAX for every lane with cross-lane parents attached. */
+static int tree_from_lanes(flame_tree *t, view_lanes *v, bool per_rank, size_t lane_only) {
     if (tree_init(t, v->res) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
     build_ctx c;
     memset(&c, 0, sizeof c);
@@ -282,10 +286,12 @@ int flame_tree_from_lanes(flame_tree *t, view_lanes *v, bool per_rank) {
     view_walk_callbacks cb = {on_open, on_close};
     /* Passes 0 and 1 only when the file stores parents and some lane root
      * has one. */
-    bool parents = v->parents;
+    bool parents = v->parents && lane_only == SIZE_MAX;
+    size_t first = lane_only == SIZE_MAX ? 0 : lane_only;
+    size_t end = lane_only == SIZE_MAX ? v->lane_count : lane_only + 1;
     for (c.pass = parents ? 0 : 2; c.pass < 3 && st == SP_OK; c.pass++) {
         if (c.pass == 1 && c.links.used == 0) continue;
-        for (size_t l = 0; l < v->lane_count && st == SP_OK; l++) {
+        for (size_t l = first; l < end && st == SP_OK; l++) {
             c.rank = v->lanes[l].rank;
             st = view_lanes_walk(v, l, &cb, &c);
         }
@@ -295,6 +301,14 @@ int flame_tree_from_lanes(flame_tree *t, view_lanes *v, bool per_rank) {
     free(c.starts);
     free(c.open);
     return st;
+}
+
+int flame_tree_from_lanes(flame_tree *t, view_lanes *v, bool per_rank) {
+    return tree_from_lanes(t, v, per_rank, SIZE_MAX);
+}
+
+int flame_tree_from_lane(flame_tree *t, view_lanes *v, size_t lane) {
+    return tree_from_lanes(t, v, false, lane);
 }
 
 /* An aggregate-mode file's call paths (sp_results_call_path): the real
@@ -333,14 +347,15 @@ static int tree_from_paths(flame_tree *t, const sp_results *res, const uint32_t 
         }
         node_of[i] = n;
         if (n != parent || !region_on || region_on[p.region]) t->nodes[n].calls += p.count;
-        t->nodes[n].self_ns += p.exclusive_ns > 0 ? p.exclusive_ns : 0;
+        t->nodes[n].self_ns = flame_add(t->nodes[n].self_ns, p.exclusive_ns > 0 ? p.exclusive_ns : 0);
     }
     free(node_of);
     /* children come after their parents: one backwards pass sums widths */
     for (size_t n = 0; n < t->count; n++) t->nodes[n].total_ns = t->nodes[n].self_ns;
     for (size_t n = t->count; n-- > 1;)
         if (t->nodes[n].parent != FLAME_NONE)
-            t->nodes[t->nodes[n].parent].total_ns += t->nodes[n].total_ns;
+            t->nodes[t->nodes[n].parent].total_ns =
+                flame_add(t->nodes[t->nodes[n].parent].total_ns, t->nodes[n].total_ns);
     return SP_OK;
 }
 
@@ -367,10 +382,10 @@ int flame_tree_from_rows(flame_tree *t, const sp_results *res, const uint32_t *r
         /* Without paths, a region's frame is as wide as its own time: its
          * inclusive time would count its children twice at this level. */
         t->nodes[n].calls += s.count;
-        t->nodes[n].total_ns += self;
-        t->nodes[n].self_ns += self;
+        t->nodes[n].total_ns = flame_add(t->nodes[n].total_ns, self);
+        t->nodes[n].self_ns = flame_add(t->nodes[n].self_ns, self);
         for (uint32_t up = t->nodes[n].parent; up != FLAME_NONE; up = t->nodes[up].parent)
-            t->nodes[up].total_ns += self;
+            t->nodes[up].total_ns = flame_add(t->nodes[up].total_ns, self);
     }
     return SP_OK;
 }
@@ -487,7 +502,7 @@ int flame_write_folded(FILE *out, const flame_tree *t, uint64_t *folded_nodes) {
             int64_t weight = 0;
             for (uint32_t d = node->first_child; d != FLAME_NONE; d = walk_next(t, d, n, false)) {
                 folded++;
-                if (t->nodes[d].self_ns > 0) weight += t->nodes[d].self_ns;
+                if (t->nodes[d].self_ns > 0) weight = flame_add(weight, t->nodes[d].self_ns);
             }
             if (weight > 0) folded_line(out, t, path, n, FLAME_FOLDED_FRAME, weight);
         }

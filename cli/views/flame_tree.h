@@ -24,6 +24,14 @@
 
 #define FLAME_NONE UINT32_MAX
 
+/* a + b held at INT64_MIN / INT64_MAX instead of wrapping: times pooled
+ * from files with extreme stamps stay defined (and visibly saturated). */
+static inline int64_t flame_add(int64_t a, int64_t b) {
+    int64_t sum;
+    if (!__builtin_add_overflow(a, b, &sum)) return sum;
+    return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 /* A node's label: a region id (>= 0), FLAME_KEY_ROOT, or a rank frame
  * FLAME_KEY_RANK(rank) when the tree is split per rank. */
 #define FLAME_KEY_ROOT (-1)
@@ -51,6 +59,12 @@ typedef struct flame_tree {
 /* Build from the lanes (every lane's calls pooled; per_rank: one frame
  * "rank N" under the root per rank). Returns SP_OK or SP_ERR_OUT_OF_MEMORY. */
 int flame_tree_from_lanes(flame_tree *t, view_lanes *v, bool per_rank);
+
+/* The call paths of one lane alone (its roots under the root, no rank
+ * frame, no cross-lane parents): the speedscope export's aggregated
+ * profile of that lane. Returns SP_OK or SP_ERR_OUT_OF_MEMORY (or the
+ * walk's read error). */
+int flame_tree_from_lane(flame_tree *t, view_lanes *v, size_t lane);
 
 /* Build from the rows of a file without per-call events (aggregate or
  * summary-only), over the selected ranks (NULL = all) and regions. */

@@ -73,6 +73,12 @@ static void frame_text(FILE *out, const char *name, double width) {
     free(part);
 }
 
+/* width * MIN_FRACTION_INV < total, without the product (it overflows
+ * for widths near INT64_MAX): exact for total > 0. */
+static bool too_narrow(int64_t width, int64_t total) {
+    return width <= (total - 1) / MIN_FRACTION_INV;
+}
+
 static const char script[] =
     "<script><![CDATA[\n"
     "(function () {\n"
@@ -139,7 +145,7 @@ int flamegraph_svg_write(FILE *out, const flame_tree *t, const char *title, bool
     for (size_t n = t->count; n-- > 0;) {
         int64_t sum = 0;
         for (uint32_t c = nodes[n].first_child; c != FLAME_NONE; c = nodes[c].next_sibling)
-            sum += wide[c];
+            sum = flame_add(sum, wide[c]);
         wide[n] = nodes[n].total_ns > sum ? nodes[n].total_ns : sum;
     }
     int64_t total = wide[0];
@@ -148,13 +154,13 @@ int flamegraph_svg_write(FILE *out, const flame_tree *t, const char *title, bool
         int64_t pos = x[n];
         for (uint32_t c = nodes[n].first_child; c != FLAME_NONE; c = nodes[c].next_sibling) {
             x[c] = pos;
-            pos += wide[c];
+            pos = flame_add(pos, wide[c]);
         }
     }
     uint32_t depth_shown = 0;
     uint64_t too_deep = 0;
     for (size_t n = 0; n < t->count; n++) {
-        if (total <= 0 || wide[n] * (int64_t)MIN_FRACTION_INV < total) continue;
+        if (total <= 0 || too_narrow(wide[n], total)) continue;
         if (nodes[n].depth > FLAME_PRINT_MAX_DEPTH) too_deep++;
         else if (nodes[n].depth > depth_shown) depth_shown = nodes[n].depth;
     }
@@ -187,7 +193,7 @@ int flamegraph_svg_write(FILE *out, const flame_tree *t, const char *title, bool
     char colour[32], tbuf[32], nbuf[64];
     for (size_t n = 0; n < t->count && total > 0; n++) {
         const flame_node *node = &nodes[n];
-        if (wide[n] * (int64_t)MIN_FRACTION_INV < total || node->depth > FLAME_PRINT_MAX_DEPTH)
+        if (too_narrow(wide[n], total) || node->depth > FLAME_PRINT_MAX_DEPTH)
             continue;
         /* A visible frame's ancestors are at least as wide: all visible. */
         const char *name = flame_node_label(t, n, nbuf, sizeof nbuf);

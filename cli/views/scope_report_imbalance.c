@@ -16,12 +16,39 @@
 #include "scope_report.h"
 
 enum { LABEL_W = 260, BAR_W = 520, ROW_H = 26, CHART_W = LABEL_W + BAR_W + 420 };
+/* Characters of a label at 12px sans-serif (~7 px each) in LABEL_W - 16 px. */
+enum { LABEL_CHARS = (LABEL_W - 16) / 7 };
 
 typedef struct bar {
     size_t region;
     double total, min, mean, max;
     unsigned ranks;
 } bar;
+
+/* A label that fits its column: the name, or its first characters and an
+ * ellipsis (cut on a character boundary, never inside UTF-8). The full
+ * name stays in the row's <title> (the tooltip) and data-name. */
+static void label_text(FILE *out, const char *name, size_t max_chars) {
+    const unsigned char *p = (const unsigned char *)name;
+    size_t i = 0, chars = 0, cut = 0;
+    while (p[i]) {
+        if (chars == max_chars - 1) cut = i;
+        size_t k = cli_utf8_length(p + i);
+        i += k ? k : 1;
+        chars++;
+    }
+    if (chars <= max_chars) {
+        cli_xml_string(out, name);
+        return;
+    }
+    char *part = malloc(cut + 1);
+    if (!part) return;
+    memcpy(part, name, cut);
+    part[cut] = '\0';
+    cli_xml_string(out, part);
+    fputs("\xe2\x80\xa6", out); /* ... */
+    free(part);
+}
 
 static bool selected(const report_options *o, uint32_t rank) {
     if (!o->ranks || o->rank_count == 0) return true;
@@ -84,15 +111,18 @@ int report_imbalance(FILE *out, const sp_results *res, const report_options *o) 
         report_format_ns(smin, sizeof smin, x->min);
         report_format_ns(smean, sizeof smean, x->mean);
         report_format_ns(smax, sizeof smax, x->max);
-        fputs("<g class=\"imb\"><title>", out);
+        fputs("<g class=\"imb\" data-name=\"", out);
+        cli_xml_string(out, name);
+        fputs("\"><title>", out);
         cli_xml_string(out, name);
         fprintf(out, ": min %s, mean %s, max %s over %u ranks</title>\n", smin, smean, smax,
                 x->ranks);
-        /* The label is clipped to its column; the title has the full name. */
+        /* Cut to its column with an ellipsis (a long name clipped at its
+         * start lost what tells regions apart); the title has it whole. */
         fprintf(out, "<svg x=\"0\" y=\"%d\" width=\"%d\" height=\"%d\"><text x=\"%d\" y=\"15\" "
                      "text-anchor=\"end\">",
                 y, LABEL_W - 8, ROW_H, LABEL_W - 8);
-        cli_xml_string(out, name);
+        label_text(out, name, LABEL_CHARS);
         fputs("</text></svg>\n", out);
         fprintf(out,
                 "<rect x=\"%d\" y=\"%d\" width=\"%.2f\" height=\"18\" fill=\"#c9dcf0\"/>"

@@ -15,6 +15,7 @@
 #include "cli_common.h"
 #include "export_formats.h"
 #include "flame_tree.h"
+#include "report_comm.h"
 #include "report_html.h"
 #include "scope_profiler_summary.h"
 #include "scope_report.h"
@@ -139,6 +140,52 @@ static void region_sources(const sp_results *res, const report_options *o, const
     }
 }
 
+/* The session time of the selected ranks: for each rank, its latest end
+ * minus its earliest start over its rows, summed over the ranks. The
+ * "% session" column measures a region's pooled total against it, so a
+ * native file (no scope_profiler.session region, whose summary shows "-")
+ * gets the share of the time its ranks recorded. 0 when no row knows its
+ * times (an aggregate file without call paths). Memory: one span per
+ * row's rank, found by a sort of the rows' (rank, start, end). */
+typedef struct rank_span {
+    uint32_t rank;
+    int64_t start, end;
+} rank_span;
+
+static int cmp_rank_span(const void *pa, const void *pb) {
+    const rank_span *a = pa, *b = pb;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+static int session_ns(const sp_results *res, const report_options *o, double *out) {
+    size_t rows = sp_results_row_count(res), n = 0;
+    rank_span *spans = malloc((rows + 1) * sizeof *spans);
+    if (!spans) return SP_ERR_OUT_OF_MEMORY;
+    for (size_t r = 0; r < rows; r++) {
+        sp_row_stats s;
+        uint32_t rank = sp_results_row_rank(res, r);
+        if (!rank_selected(o, rank) || sp_results_row_stats(res, r, &s) != SP_OK ||
+            s.count == 0 || s.end_maximum <= s.start_minimum)
+            continue;
+        spans[n++] = (rank_span){rank, s.start_minimum, s.end_maximum};
+    }
+    qsort(spans, n, sizeof *spans, cmp_rank_span);
+    double total = 0;
+    for (size_t i = 0; i < n;) {
+        int64_t start = spans[i].start, end = spans[i].end;
+        size_t j = i + 1;
+        for (; j < n && spans[j].rank == spans[i].rank; j++) {
+            if (spans[j].start < start) start = spans[j].start;
+            if (spans[j].end > end) end = spans[j].end;
+        }
+        total += (double)((uint64_t)end - (uint64_t)start);
+        i = j;
+    }
+    free(spans);
+    *out = total;
+    return SP_OK;
+}
+
 static void cell_ns(FILE *out, double ns, bool available) {
     char buf[48];
     if (!available) {
@@ -176,6 +223,8 @@ static int summary_table(FILE *out, const sp_results *res, const report_options 
           out);
     if (any_source) fputs("<th>defined in</th>", out);
     fputs("<th class=\"n\">ranks</th><th class=\"n\">calls</th><th class=\"n desc\">total</th>"
+          "<th class=\"n\" title=\"pooled total over the selected ranks' recorded time (each "
+          "rank's latest end minus its earliest start, summed)\">% session</th>"
           "<th class=\"n\">exclusive</th><th class=\"n\">average</th><th class=\"n\">min</th>"
           "<th class=\"n\">max</th><th class=\"n\">p95</th><th class=\"n\">imbalance %</th>"
           "</tr></thead>\n<tbody>\n",
@@ -205,6 +254,15 @@ static int summary_table(FILE *out, const sp_results *res, const report_options 
         free(source_rank);
         return st;
     }
+    double session = 0;
+    st = session_ns(res, o, &session);
+    if (st != SP_OK) {
+        free(all);
+        free(e);
+        free(sources);
+        free(source_rank);
+        return st;
+    }
     for (size_t r = 0; r < n; r++) {
         if (all[r].num_ranks == 0) continue;
         e[count].region = r;
@@ -227,6 +285,12 @@ static int summary_table(FILE *out, const sp_results *res, const report_options 
                      "\">%" PRIu64 "</td>",
                 s->num_ranks, s->num_ranks, s->calls, s->calls);
         cell_ns(out, (double)s->total_ns, true);
+        if (session > 0) {
+            double pct = 100.0 * (double)s->total_ns / session;
+            fprintf(out, "<td class=\"n\" data-v=\"%.17g\">%.2f</td>", pct, pct);
+        } else {
+            fputs("<td class=\"n\" data-v=\"-1\">-</td>", out);
+        }
         cell_ns(out, (double)s->exclusive_ns, s->available & SP_STAT_EXCLUSIVE);
         cell_ns(out, s->average_ns, true);
         cell_ns(out, (double)s->min_ns, s->available & SP_STAT_MIN_MAX);
@@ -293,6 +357,7 @@ int report_write(FILE *out, const sp_results *res, const report_options *o, char
         flame_tree_free(&t);
     }
     if (st == SP_OK) st = report_imbalance(out, res, o);
+    if (st == SP_OK) st = report_comm(out, res, o->ranks, o->rank_count);
     if (st == SP_OK) {
         fputs("<h2 id=\"timeline\">Timeline</h2>\n", out);
         if (sp_results_has_events(res))

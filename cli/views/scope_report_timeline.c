@@ -25,7 +25,7 @@
 typedef struct tl_ctx {
     FILE *out;
     const view_lanes *v;
-    int64_t threshold;
+    uint64_t threshold;
     unsigned max_depth;
     bool first;
     uint64_t written;
@@ -33,11 +33,13 @@ typedef struct tl_ctx {
 
 static int on_open(void *p, const view_call *call, unsigned depth, int64_t start) {
     tl_ctx *c = p;
-    int64_t dur = call->end - start;
+    /* Differences as uint64: a call at INT64_MIN and one at INT64_MAX are
+     * 2^64 - 1 ns apart, more than an int64 holds. */
+    uint64_t dur = view_span(start, call->end);
     if (dur < c->threshold) return 0;
     if (depth > c->max_depth) c->max_depth = depth;
-    fprintf(c->out, "%s%" PRId64 ",%" PRId64 ",%u,%zu", c->first ? "" : ",", start - c->v->origin,
-            dur, depth, view_call_region(c->v, call));
+    fprintf(c->out, "%s%" PRIu64 ",%" PRIu64 ",%u,%zu", c->first ? "" : ",",
+            view_span(c->v->origin, start), dur, depth, view_call_region(c->v, call));
     c->first = false;
     c->written++;
     return ferror(c->out) ? SP_ERR_OUTPUT : 0;
@@ -141,13 +143,13 @@ static const char timeline_script[] =
 int report_timeline(FILE *out, view_lanes *v, const report_options *o) {
     const sp_results *res = v->res;
     const uint64_t *hist = v->duration_bins;
-    int64_t threshold = 0;
+    uint64_t threshold = 0;
     if (v->call_count > o->timeline_calls) {
         uint64_t kept = 0;
         unsigned b = 65;
         while (b > 0 && kept + hist[b - 1] <= o->timeline_calls) kept += hist[--b];
         /* Bins b.. are kept: durations >= 2^(b-1) (bin 0 is duration 0). */
-        threshold = b == 0 ? 0 : b >= 64 ? INT64_MAX : (int64_t)1 << (b - 1);
+        threshold = b == 0 ? 0 : b > 64 ? UINT64_MAX : (uint64_t)1 << (b - 1);
     }
     char buf[48];
     fprintf(out, "<p class=\"note\" id=\"tl-note\">%zu lanes (rank / thread), %" PRIu64 " calls",
@@ -162,8 +164,8 @@ int report_timeline(FILE *out, view_lanes *v, const report_options *o) {
           "class=\"note\"></div>\n<div id=\"tl-wrap\"><canvas id=\"tl\"></canvas><div "
           "id=\"tl-tip\"></div></div>\n<script type=\"application/json\" id=\"tl-data\">{\"end\":",
           out);
-    fprintf(out, "%" PRId64 ",\"threshold_ns\":%" PRId64 ",\"names\":[",
-            v->call_count ? v->end_max - v->origin : 0, threshold);
+    fprintf(out, "%" PRIu64 ",\"threshold_ns\":%" PRIu64 ",\"names\":[",
+            v->call_count ? view_span(v->origin, v->end_max) : 0, threshold);
     for (size_t r = 0; r < sp_results_region_count(res); r++) {
         if (r) fputc(',', out);
         cli_json_string_html(out, sp_results_region_name(res, r));

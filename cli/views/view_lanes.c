@@ -5,10 +5,16 @@
  * merged by (start ascending, end descending, row, index in the row),
  * which puts a parent before the children that start with it, and each
  * call is appended to its lane, so every lane comes out in that order.
- * Nesting then comes from one stack walk per lane, as FORMAT.md 7.6
- * rebuilds it per lane, instead of from the stored parent ids: those are
- * optional (merged and foreign files lack them) and containment gives the
- * same tree whenever they exist.
+ * Nesting then comes from one stack walk per lane: under the stored
+ * parent when the file has ids (the tree scope-inspect shows), by
+ * containment per lane (FORMAT.md §5) when it has none.
+ *
+ * A call's track is chosen while merging, from a small table of the
+ * rank's calls still open (call id -> thread, track, end; calls that
+ * ended are swept out whenever the table would grow): a child goes to its
+ * parent's track, a stored root to the first track of its thread that is
+ * free at its start. The table holds what is open at once, never every
+ * call.
  */
 #include "view_lanes.h"
 
@@ -18,17 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-/* (rank, thread) packed into one key; thread + 1 so the unknown lane (-1)
- * becomes 0 and keys sort like (rank, thread). */
-static uint64_t lane_key(uint32_t rank, int64_t thread) {
-    return (uint64_t)rank << 32 | (uint32_t)(thread + 1);
-}
-
-typedef struct lane_map {
-    uint64_t *keys; /* key + 1, 0 = empty slot */
-    uint32_t *lane;
-    size_t cap, used;
-} lane_map;
+#define NO_SLOT UINT32_MAX
 
 static uint64_t hash64(uint64_t x) {
     x ^= x >> 31;
@@ -37,47 +33,76 @@ static uint64_t hash64(uint64_t x) {
     return x;
 }
 
-static int map_grow(lane_map *m) {
+static uint64_t lane_hash(uint32_t rank, int64_t thread, uint32_t track) {
+    return hash64(hash64((uint64_t)rank << 32 | track) ^ (uint64_t)thread);
+}
+
+/* (rank, thread, track) -> lane number: the slots hold lane numbers, the
+ * key is read from the lane itself (4 bytes a slot, nothing copied). */
+typedef struct lane_map {
+    uint32_t *slots;
+    size_t cap;
+} lane_map;
+
+static bool lane_is(const view_lane *l, uint32_t rank, int64_t thread, uint32_t track) {
+    return l->rank == rank && l->thread == thread && l->track == track;
+}
+
+/* The slot of the key: its lane's, or the empty slot where it belongs. */
+static size_t map_slot(const view_lanes *v, const lane_map *m, uint32_t rank, int64_t thread,
+                       uint32_t track) {
+    size_t j = lane_hash(rank, thread, track) & (m->cap - 1);
+    while (m->slots[j] != NO_SLOT && !lane_is(&v->lanes[m->slots[j]], rank, thread, track))
+        j = (j + 1) & (m->cap - 1);
+    return j;
+}
+
+/* The lane records and the map are the memory that grows with the lanes:
+ * past half the budget the build stops with a message instead. */
+static int lanes_over_budget(view_lanes *v, size_t lanes_cap, size_t map_cap) {
+    size_t bytes = lanes_cap * sizeof(view_lane) + map_cap * sizeof(uint32_t);
+    /* at least 1 MiB, so a tiny budget (tests spill with 1K) still has lanes */
+    if (bytes <= v->budget / 2 || bytes <= ((size_t)1 << 20)) return SP_OK;
+    /* Records grow by doubling: up to 2 lane records and 4 map slots a
+     * lane, twice that in budget (the other half is for calls). */
+    size_t per_lane = 2 * (2 * sizeof(view_lane) + 4 * sizeof(uint32_t));
+    snprintf(v->error, sizeof v->error,
+             "%s: more than %zu lanes (rank, thread): their records pass half of the views' "
+             "memory budget of %zu bytes; set SCOPE_PROFILER_VIEW_MEMORY higher (up to %zu "
+             "bytes a lane) or select fewer ranks (--ranks)",
+             sp_results_path(v->res), v->lane_count, v->budget, per_lane);
+    return SP_ERR_OUT_OF_MEMORY;
+}
+
+static int map_grow(view_lanes *v, lane_map *m) {
     size_t cap = m->cap ? m->cap * 2 : 64;
-    uint64_t *keys = calloc(cap, sizeof *keys);
-    uint32_t *lane = calloc(cap, sizeof *lane);
-    if (!keys || !lane) {
-        free(keys);
-        free(lane);
-        return SP_ERR_OUT_OF_MEMORY;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->keys[i]) continue;
-        size_t j = hash64(m->keys[i]) & (cap - 1);
-        while (keys[j]) j = (j + 1) & (cap - 1);
-        keys[j] = m->keys[i];
-        lane[j] = m->lane[i];
-    }
-    free(m->keys);
-    free(m->lane);
-    m->keys = keys;
-    m->lane = lane;
+    if (lanes_over_budget(v, v->lanes_cap, cap) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
+    uint32_t *slots = malloc(cap * sizeof *slots);
+    if (!slots) return SP_ERR_OUT_OF_MEMORY;
+    memset(slots, 0xff, cap * sizeof *slots);
+    free(m->slots);
+    m->slots = slots;
     m->cap = cap;
+    for (size_t i = 0; i < v->lane_count; i++) {
+        const view_lane *l = &v->lanes[i];
+        m->slots[map_slot(v, m, l->rank, l->thread, l->track)] = (uint32_t)i;
+    }
     return SP_OK;
 }
 
-/* The lane of key, adding it as lane number m->used when new. */
-static int map_lane(lane_map *m, uint64_t key, uint32_t *out) {
-    if (m->used * 2 >= m->cap && map_grow(m) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
-    size_t j = hash64(key + 1) & (m->cap - 1);
-    while (m->keys[j] && m->keys[j] != key + 1) j = (j + 1) & (m->cap - 1);
-    if (!m->keys[j]) {
-        m->keys[j] = key + 1;
-        m->lane[j] = (uint32_t)m->used++;
-    }
-    *out = m->lane[j];
-    return SP_OK;
+/* The lane of (rank, thread, track), or NULL when it has none yet. */
+static view_lane *lane_find(view_lanes *v, const lane_map *m, uint32_t rank, int64_t thread,
+                            uint32_t track) {
+    if (!m->cap) return NULL;
+    uint32_t n = m->slots[map_slot(v, m, rank, thread, track)];
+    return n == NO_SLOT ? NULL : &v->lanes[n];
 }
 
 static int cmp_lane(const void *pa, const void *pb) {
     const view_lane *a = pa, *b = pb;
-    uint64_t ka = lane_key(a->rank, a->thread), kb = lane_key(b->rank, b->thread);
-    return ka < kb ? -1 : ka > kb;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    if (a->thread != b->thread) return a->thread < b->thread ? -1 : 1;
+    return (a->track > b->track) - (a->track < b->track);
 }
 
 static bool rank_in(const uint32_t *ranks, size_t n, uint32_t rank) {
@@ -92,7 +117,7 @@ static bool rank_in(const uint32_t *ranks, size_t n, uint32_t rank) {
     return false;
 }
 
-unsigned view_duration_bin(int64_t d) {
+unsigned view_duration_bin(uint64_t d) {
     unsigned b = 0;
     while (d > 0 && b < 64) {
         d >>= 1;
@@ -177,8 +202,12 @@ static int stream_advance(view_lanes *v, row_stream *s, bool *more) {
     if (!*more) return SP_OK;
     const sp_call_slice *sl = &s->slice;
     size_t k = s->pos++;
-    s->head = (view_call){sl->starts[k], sl->ends[k], sl->call_ids ? sl->call_ids[k] : -1,
-                          sl->parent_ids ? sl->parent_ids[k] : -1, s->row, 0};
+    int64_t id = sl->call_ids ? sl->call_ids[k] : -1;
+    /* A parent counts only beside a call id: without both there is no
+     * stored tree, and containment decides. */
+    int64_t parent = sl->parent_ids && id >= 0 ? sl->parent_ids[k] : VIEW_PARENT_UNKNOWN;
+    if (parent < -1) parent = VIEW_PARENT_UNKNOWN;
+    s->head = (view_call){sl->starts[k], sl->ends[k], id, parent, s->row, 0};
     s->head_thread = sl->thread_ids ? sl->thread_ids[k] : -1;
     return SP_OK;
 }
@@ -250,51 +279,67 @@ static void heap_down(row_stream **h, size_t n, size_t i) {
 
 /* ---- lane storage --------------------------------------------------------- */
 
-/* Write a lane's buffered calls as one block of the temporary file. */
-static int lane_flush(view_lanes *v, view_lane *l, size_t calls) {
-    if (calls == 0) return SP_OK;
-    uint64_t *grown = realloc(l->blocks, (l->block_count + 1) * sizeof *grown);
-    if (!grown) return SP_ERR_OUT_OF_MEMORY;
-    l->blocks = grown;
-    if (fseeko(v->spill, 0, SEEK_END) != 0) return SP_ERR_OUTPUT;
-    off_t at = ftello(v->spill);
-    if (at < 0 || fwrite(l->calls, sizeof *l->calls, calls, v->spill) != calls) {
-        snprintf(v->error, sizeof v->error, "cannot write the temporary file of the lanes: %s",
-                 strerror(errno));
-        return SP_ERR_OUTPUT;
+/* Write a lane's buffered calls as one block of the temporary file and
+ * give the buffer back (a lane of a rank being merged gets a new one, as
+ * small as its first calls need). */
+static int lane_flush(view_lanes *v, view_lane *l) {
+    if (l->pending > 0) {
+        view_block *grown = realloc(l->blocks, (l->block_count + 1) * sizeof *grown);
+        if (!grown) return SP_ERR_OUT_OF_MEMORY;
+        l->blocks = grown;
+        if (fseeko(v->spill, 0, SEEK_END) != 0) return SP_ERR_OUTPUT;
+        off_t at = ftello(v->spill);
+        if (at < 0 || fwrite(l->calls, sizeof *l->calls, l->pending, v->spill) != l->pending) {
+            snprintf(v->error, sizeof v->error,
+                     "cannot write the temporary file of the lanes: %s", strerror(errno));
+            return SP_ERR_OUTPUT;
+        }
+        l->blocks[l->block_count++] = (view_block){(uint64_t)at, l->pending};
+        l->pending = 0;
     }
-    l->blocks[l->block_count++] = (uint64_t)at;
+    free(l->calls);
+    l->calls = NULL;
+    v->buffered -= l->capacity;
+    l->capacity = 0;
     return SP_OK;
 }
 
-static int lane_append(view_lanes *v, view_lane *l, const view_call *c) {
-    size_t buffered = v->spill ? (size_t)(l->count % v->block_calls) : (size_t)l->count;
-    if (buffered == l->capacity) {
-        size_t cap = v->spill ? v->block_calls : l->capacity ? l->capacity * 2 : 256;
+/* Every buffer of the lanes from first_lane on written out. */
+static int lanes_flush(view_lanes *v, size_t first_lane) {
+    for (size_t i = first_lane; i < v->lane_count; i++) {
+        int st = v->lanes[i].capacity ? lane_flush(v, &v->lanes[i]) : SP_OK;
+        if (st != SP_OK) return st;
+    }
+    return SP_OK;
+}
+
+static int lane_append(view_lanes *v, view_lane *l, const view_call *c, size_t first_lane) {
+    size_t used = v->spill ? l->pending : (size_t)l->count;
+    if (v->spill && used == v->block_calls) {
+        int st = lane_flush(v, l);
+        if (st != SP_OK) return st;
+        used = 0;
+    }
+    if (used == l->capacity) {
+        /* Buffers start small and double: a lane of one call costs one
+         * call, not a block (a million threads were 4 GB). */
+        size_t cap = l->capacity ? l->capacity * 2 : 1;
+        if (v->spill && cap > v->block_calls) cap = v->block_calls;
         view_call *grown = realloc(l->calls, cap * sizeof *grown);
         if (!grown) return SP_ERR_OUT_OF_MEMORY;
         l->calls = grown;
+        if (v->spill) v->buffered += cap - l->capacity;
         l->capacity = cap;
     }
-    l->calls[buffered] = *c;
+    l->calls[used] = *c;
     if (l->count == 0 || c->start < l->start_min) l->start_min = c->start;
     if (l->count == 0 || c->end > l->end_max) l->end_max = c->end;
     l->count++;
-    if (v->spill && buffered + 1 == v->block_calls) return lane_flush(v, l, v->block_calls);
-    return SP_OK;
-}
-
-/* A rank done: its lanes' last partial blocks go to the file. */
-static int lanes_seal(view_lanes *v, size_t first_lane) {
+    if (l->count > v->max_lane_calls) v->max_lane_calls = (size_t)l->count;
     if (!v->spill) return SP_OK;
-    for (size_t i = first_lane; i < v->lane_count; i++) {
-        view_lane *l = &v->lanes[i];
-        int st = lane_flush(v, l, (size_t)(l->count % v->block_calls));
-        if (st != SP_OK) return st;
-        free(l->calls);
-        l->calls = NULL;
-        l->capacity = 0;
-    }
+    l->pending++;
+    /* All buffers together stay within a quarter of the budget. */
+    if (v->buffered * sizeof(view_call) > v->budget / 4) return lanes_flush(v, first_lane);
     return SP_OK;
 }
 
@@ -320,31 +365,107 @@ static FILE *spill_file(view_lanes *v) {
 
 /* ---- building ------------------------------------------------------------- */
 
-static int lane_of(view_lanes *v, lane_map *map, size_t *lanes_cap, uint32_t rank,
-                   int64_t thread, view_lane **out) {
-    uint32_t lane;
-    if (map_lane(map, lane_key(rank, thread), &lane) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
-    if (lane == v->lane_count) {
-        if (v->lane_count == *lanes_cap) {
-            size_t cap = *lanes_cap ? *lanes_cap * 2 : 16;
+/* The lane of (rank, thread, track), added when new. */
+static int lane_of(view_lanes *v, lane_map *map, uint32_t rank, int64_t thread, uint32_t track,
+                   view_lane **out) {
+    if ((v->lane_count + 1) * 2 >= map->cap && map_grow(v, map) != SP_OK)
+        return SP_ERR_OUT_OF_MEMORY;
+    size_t j = map_slot(v, map, rank, thread, track);
+    if (map->slots[j] == NO_SLOT) {
+        if (v->lane_count == v->lanes_cap) {
+            size_t cap = v->lanes_cap ? v->lanes_cap * 2 : 16;
+            if (lanes_over_budget(v, cap, map->cap) != SP_OK || cap > NO_SLOT)
+                return SP_ERR_OUT_OF_MEMORY;
             view_lane *grown = realloc(v->lanes, cap * sizeof *grown);
             if (!grown) return SP_ERR_OUT_OF_MEMORY;
             v->lanes = grown;
-            *lanes_cap = cap;
+            v->lanes_cap = cap;
         }
-        v->lanes[v->lane_count++] = (view_lane){.rank = rank, .thread = thread};
+        v->lanes[v->lane_count] = (view_lane){.rank = rank, .thread = thread, .track = track};
+        map->slots[j] = (uint32_t)v->lane_count++;
     }
-    *out = &v->lanes[lane];
+    *out = &v->lanes[map->slots[j]];
     return SP_OK;
+}
+
+/* ---- tracks: the rank's open calls by id ----------------------------------- */
+
+typedef struct open_entry {
+    int64_t id; /* -1 = empty slot */
+    int64_t end;
+    int64_t thread;
+    uint32_t track;
+} open_entry;
+
+typedef struct open_table {
+    open_entry *slots;
+    size_t cap, used;
+} open_table;
+
+static size_t open_slot(const open_table *t, int64_t id) {
+    size_t j = hash64((uint64_t)id) & (t->cap - 1);
+    while (t->slots[j].id >= 0 && t->slots[j].id != id) j = (j + 1) & (t->cap - 1);
+    return j;
+}
+
+static const open_entry *open_find(const open_table *t, int64_t id) {
+    if (!t->cap || id < 0) return NULL;
+    const open_entry *e = &t->slots[open_slot(t, id)];
+    return e->id == id ? e : NULL;
+}
+
+/* Add a call; when the table fills up, the calls that ended before `now`
+ * (no later call can be their child) are left out of the new table, so
+ * it grows with the calls open at once, not with the calls seen. */
+static int open_put(open_table *t, int64_t now, const open_entry *e) {
+    if ((t->used + 1) * 2 > t->cap) {
+        size_t live = 0;
+        for (size_t i = 0; i < t->cap; i++) live += t->slots[i].id >= 0 && t->slots[i].end >= now;
+        size_t cap = 64;
+        while (cap < 4 * (live + 1)) cap *= 2;
+        open_table grown = {malloc(cap * sizeof *grown.slots), cap, 0};
+        if (!grown.slots) return SP_ERR_OUT_OF_MEMORY;
+        for (size_t i = 0; i < cap; i++) grown.slots[i].id = -1;
+        for (size_t i = 0; i < t->cap; i++)
+            if (t->slots[i].id >= 0 && t->slots[i].end >= now) {
+                grown.slots[open_slot(&grown, t->slots[i].id)] = t->slots[i];
+                grown.used++;
+            }
+        free(t->slots);
+        *t = grown;
+    }
+    size_t j = open_slot(t, e->id);
+    if (t->slots[j].id < 0) t->used++;
+    t->slots[j] = *e;
+    return SP_OK;
+}
+
+/* The track of call c of thread `thread` (see the file's comment). */
+static uint32_t call_track(view_lanes *v, const lane_map *map, const open_table *open,
+                           uint32_t rank, int64_t thread, const view_call *c) {
+    if (c->parent_id == VIEW_PARENT_UNKNOWN) return 0;
+    const open_entry *parent = open_find(open, c->parent_id);
+    if (parent && parent->thread == thread) return parent->track;
+    /* A parent not in the selection (--include) or not in the file: the
+     * call nests by containment on the thread's first track. */
+    if (c->parent_id >= 0 && !parent) return 0;
+    /* A root (stored -1, or its parent on another thread): the first
+     * track free at its start. */
+    for (uint32_t k = 0; k < VIEW_MAX_TRACKS; k++) {
+        const view_lane *l = lane_find(v, map, rank, thread, k);
+        if (!l || l->count == 0 || l->end_max <= c->start) return k;
+    }
+    return 0;
 }
 
 /* Merge the rows rows[0..n) (one rank) into their lanes. */
 static int merge_rank(view_lanes *v, const uint32_t *rows, size_t n, size_t slice_calls,
-                      lane_map *map, size_t *lanes_cap) {
+                      lane_map *map) {
     row_stream *streams = calloc(n, sizeof *streams);
     row_stream **heap = calloc(n, sizeof *heap);
     int st = streams && heap ? SP_OK : SP_ERR_OUT_OF_MEMORY;
     size_t live = 0, first_lane = v->lane_count;
+    open_table open = {0};
     for (size_t i = 0; i < n && st == SP_OK; i++) {
         row_stream *s = &streams[i];
         s->row = rows[i];
@@ -356,16 +477,21 @@ static int merge_rank(view_lanes *v, const uint32_t *rows, size_t n, size_t slic
         if (st == SP_OK && more) heap[live++] = s;
     }
     for (size_t i = live / 2; i-- > 0;) heap_down(heap, live, i);
+    uint32_t rank = n ? sp_results_row_rank(v->res, rows[0]) : 0;
     while (st == SP_OK && live > 0) {
         row_stream *s = heap[0];
+        const view_call *c = &s->head;
         view_lane *lane;
-        st = lane_of(v, map, lanes_cap, sp_results_row_rank(v->res, s->row), s->head_thread,
-                     &lane);
-        if (st == SP_OK) st = lane_append(v, lane, &s->head);
+        uint32_t track = call_track(v, map, &open, rank, s->head_thread, c);
+        st = lane_of(v, map, rank, s->head_thread, track, &lane);
+        if (st == SP_OK) st = lane_append(v, lane, c, first_lane);
+        if (st == SP_OK && c->parent_id != VIEW_PARENT_UNKNOWN)
+            st = open_put(&open, c->start,
+                          &(open_entry){c->call_id, c->end, s->head_thread, track});
         if (st != SP_OK) break;
-        if (s->head.call_id >= 0 && s->head.parent_id >= 0) v->parents = true;
-        if (v->call_count == 0 || s->head.end > v->end_max) v->end_max = s->head.end;
-        v->duration_bins[view_duration_bin(s->head.end - s->head.start)]++;
+        if (c->call_id >= 0 && c->parent_id >= 0) v->parents = true;
+        if (v->call_count == 0 || c->end > v->end_max) v->end_max = c->end;
+        v->duration_bins[view_duration_bin(view_span(c->start, c->end))]++;
         v->call_count++;
         s->index++;
         bool more = false;
@@ -376,7 +502,9 @@ static int merge_rank(view_lanes *v, const uint32_t *rows, size_t n, size_t slic
     for (size_t i = 0; streams && i < n; i++) stream_close(&streams[i]);
     free(streams);
     free(heap);
-    if (st == SP_OK) st = lanes_seal(v, first_lane);
+    free(open.slots);
+    /* A rank done: its lanes' last partial blocks go to the file. */
+    if (st == SP_OK && v->spill) st = lanes_flush(v, first_lane);
     return st;
 }
 
@@ -418,13 +546,13 @@ int view_lanes_build(view_lanes *v, const sp_results *res, const uint32_t *ranks
     qsort(selected, n, sizeof *selected, cmp_u64);
 
     size_t budget = memory_budget();
+    v->budget = budget;
     v->block_calls = budget / sizeof(view_call) / 64;
     if (v->block_calls < 16) v->block_calls = 16;
     if (v->block_calls > 4096) v->block_calls = 4096;
     int st = SP_OK;
     if (calls > budget / sizeof(view_call) && !(v->spill = spill_file(v))) st = SP_ERR_OUTPUT;
     lane_map map = {0};
-    size_t lanes_cap = 0;
     for (size_t first = 0; first < n && st == SP_OK;) {
         size_t end = first;
         for (; end < n && selected[end] >> 32 == selected[first] >> 32; end++)
@@ -433,11 +561,10 @@ int view_lanes_build(view_lanes *v, const sp_results *res, const uint32_t *ranks
         size_t slice = budget / 4 / 48 / (end - first);
         if (slice < 16) slice = 16;
         if (slice > 65536) slice = 65536;
-        st = merge_rank(v, rank_rows, end - first, slice, &map, &lanes_cap);
+        st = merge_rank(v, rank_rows, end - first, slice, &map);
         first = end;
     }
-    free(map.keys);
-    free(map.lane);
+    free(map.slots);
     free(selected);
     free(rank_rows);
     if (st == SP_OK && v->lane_count) qsort(v->lanes, v->lane_count, sizeof *v->lanes, cmp_lane);
@@ -460,8 +587,11 @@ void view_lanes_free(view_lanes *v) {
 }
 
 void view_lane_label(const view_lane *l, char *buf, size_t len) {
-    if (l->thread >= 0) snprintf(buf, len, "rank %u / thread %lld", l->rank, (long long)l->thread);
-    else snprintf(buf, len, "rank %u", l->rank);
+    char tree[24] = "";
+    if (l->track > 0) snprintf(tree, sizeof tree, " / tree %u", l->track + 1);
+    if (l->thread >= 0)
+        snprintf(buf, len, "rank %u / thread %lld%s", l->rank, (long long)l->thread, tree);
+    else snprintf(buf, len, "rank %u%s", l->rank, tree);
 }
 
 typedef struct open_call {
@@ -486,26 +616,67 @@ static int lane_next(lane_reader *r, const view_call **out) {
         return SP_OK;
     }
     if (r->pos == r->filled) {
-        uint64_t left = r->l->count - r->taken;
-        size_t want = left < r->v->block_calls ? (size_t)left : r->v->block_calls;
-        ssize_t got = pread(fileno(r->v->spill), r->buffer, want * sizeof *r->buffer,
-                            (off_t)r->l->blocks[r->block++]);
-        if (got != (ssize_t)(want * sizeof *r->buffer)) return SP_ERR_OUTPUT;
+        if (r->block == r->l->block_count) return SP_ERR_OUTPUT;
+        view_block b = r->l->blocks[r->block++];
+        if (b.count == 0 || b.count > r->v->block_calls) return SP_ERR_OUTPUT;
+        size_t bytes = (size_t)b.count * sizeof *r->buffer;
+        if (pread(fileno(r->v->spill), r->buffer, bytes, (off_t)b.offset) != (ssize_t)bytes)
+            return SP_ERR_OUTPUT;
         r->pos = 0;
-        r->filled = want;
+        r->filled = (size_t)b.count;
     }
     r->taken++;
     *out = &r->buffer[r->pos++];
     return SP_OK;
 }
 
+typedef struct walk_state {
+    view_lanes *v;
+    const view_walk_callbacks *cb;
+    void *ctx;
+    open_call *stack;
+    size_t depth, cap;
+} walk_state;
+
+/* Close the innermost open call at `at` (its end, or earlier when cut). */
+static int walk_close(walk_state *w, int64_t at) {
+    w->depth--;
+    open_call *o = &w->stack[w->depth];
+    if (at < o->end) {
+        o->end = at;
+        w->v->clamped++;
+    }
+    return w->cb->close ? w->cb->close(w->ctx, &o->call, (unsigned)w->depth, o->end) : 0;
+}
+
+/* Make the top of the stack the parent of a call starting at `start`:
+ * close what ended; with a stored parent that is open, also cut what is
+ * open above it (siblings overlapping: damaged data). What remains on top
+ * is the parent (stored, or by containment when none is stored or it is
+ * not open on this lane). */
+static int walk_settle(walk_state *w, const view_call *call, int64_t start) {
+    int64_t parent = call->parent_id;
+    int rc = 0;
+    while (!rc && w->depth > 0 && w->stack[w->depth - 1].end <= start &&
+           !(parent >= 0 && w->stack[w->depth - 1].call.call_id == parent))
+        rc = walk_close(w, w->stack[w->depth - 1].end);
+    if (rc || parent < 0 || w->depth == 0 || w->stack[w->depth - 1].call.call_id == parent)
+        return rc;
+    size_t at = w->depth - 1;
+    while (at > 0 && w->stack[at - 1].call.call_id != parent) at--;
+    if (at == 0) return 0; /* not open here: containment */
+    while (!rc && w->depth > at) rc = walk_close(w, start);
+    return rc;
+}
+
 int view_lanes_walk(view_lanes *v, size_t lane, const view_walk_callbacks *cb, void *ctx) {
-    lane_reader reader = {v, &v->lanes[lane], NULL, 0, 0, 0, 0};
-    if (v->spill && !(reader.buffer = malloc(v->block_calls * sizeof *reader.buffer)))
+    const view_lane *l = &v->lanes[lane];
+    lane_reader reader = {v, l, NULL, 0, 0, 0, 0};
+    size_t buffer_calls = v->block_calls < l->count ? v->block_calls : (size_t)l->count;
+    if (v->spill && !(reader.buffer = malloc((buffer_calls + 1) * sizeof *reader.buffer)))
         return SP_ERR_OUT_OF_MEMORY;
-    size_t cap = 64, depth = 0;
-    open_call *stack = malloc(cap * sizeof *stack);
-    if (!stack) {
+    walk_state w = {v, cb, ctx, malloc(16 * sizeof(open_call)), 0, 16};
+    if (!w.stack) {
         free(reader.buffer);
         return SP_ERR_OUT_OF_MEMORY;
     }
@@ -514,36 +685,29 @@ int view_lanes_walk(view_lanes *v, size_t lane, const view_walk_callbacks *cb, v
     while (!rc && (rc = lane_next(&reader, &call)) == 0 && call) {
         int64_t start = call->start, end = call->end;
         if (end < start) end = start;
-        while (depth > 0 && stack[depth - 1].end <= start && !rc) {
-            depth--;
-            if (cb->close) rc = cb->close(ctx, &stack[depth].call, (unsigned)depth, stack[depth].end);
-        }
-        if (rc) break;
-        if (depth > 0 && end > stack[depth - 1].end) {
-            end = stack[depth - 1].end;
+        if ((rc = walk_settle(&w, call, start)) != 0) break;
+        if (w.depth > 0 && end > w.stack[w.depth - 1].end) {
+            end = w.stack[w.depth - 1].end;
             v->clamped++;
         }
-        if (depth == cap) {
-            open_call *grown = realloc(stack, 2 * cap * sizeof *stack);
+        if (w.depth == w.cap) {
+            open_call *grown = realloc(w.stack, 2 * w.cap * sizeof *grown);
             if (!grown) {
                 rc = SP_ERR_OUT_OF_MEMORY;
                 break;
             }
-            stack = grown;
-            cap *= 2;
+            w.stack = grown;
+            w.cap *= 2;
         }
-        if (cb->open) rc = cb->open(ctx, call, (unsigned)depth, start);
-        stack[depth].call = *call;
-        stack[depth].end = end;
-        depth++;
+        if (cb->open) rc = cb->open(ctx, call, (unsigned)w.depth, start);
+        w.stack[w.depth].call = *call;
+        w.stack[w.depth].end = end;
+        w.depth++;
     }
     if (rc == SP_ERR_OUTPUT)
         snprintf(v->error, sizeof v->error, "cannot read back the temporary file of the lanes");
-    while (depth > 0 && !rc) {
-        depth--;
-        if (cb->close) rc = cb->close(ctx, &stack[depth].call, (unsigned)depth, stack[depth].end);
-    }
-    free(stack);
+    while (w.depth > 0 && !rc) rc = walk_close(&w, w.stack[w.depth - 1].end);
+    free(w.stack);
     free(reader.buffer);
     return rc;
 }

@@ -12,6 +12,9 @@
  *   make_views_profile depth N OUT  alternating recursion a > b > a > ...
  *                                  N calls deep, for the depth caps of the
  *                                  folded stacks and the SVG
+ *   make_views_profile tree PREFIX OUT  PREFIX:main > PREFIX:flux_row >
+ *                                  PREFIX:leaf, ~60 ms: one of two runs
+ *                                  merged with --allow-disjoint
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -105,6 +108,31 @@ int main(int argc, char **argv) {
         for (long i = n; i-- > 0;) sp_end(h[i & 1]);
         return sp_finalize() == SP_OK ? 0 : 1;
     }
-    fprintf(stderr, "usage: make_views_profile names OUT | calls N OUT | depth N OUT\n");
+    if (argc == 4 && !strcmp(argv[1], "tree")) {
+        /* PREFIX:main > PREFIX:flux_row (x20) > PREFIX:leaf (x2): one run
+         * of an unrelated program, ~60 ms, for two runs whose times
+         * overlap when started together (views_tree_test.py). */
+        const char *prefix = argv[2];
+        char main_name[64], row_name[64], leaf_name[64];
+        snprintf(main_name, sizeof main_name, "%s:main", prefix);
+        snprintf(row_name, sizeof row_name, "%s:flux_row", prefix);
+        snprintf(leaf_name, sizeof leaf_name, "%s:leaf", prefix);
+        if (setup(argv[3]) != SP_OK) return 1;
+        sp_region_begin(main_name);
+        for (int i = 0; i < 20; i++) {
+            sp_region_begin(row_name);
+            for (int k = 0; k < 2; k++) {
+                sp_region_begin(leaf_name);
+                for (int r = 0; r < 50; r++) spin();
+                sp_region_end(leaf_name);
+            }
+            for (int r = 0; r < 50; r++) spin();
+            sp_region_end(row_name);
+        }
+        sp_region_end(main_name);
+        return sp_finalize() == SP_OK ? 0 : 1;
+    }
+    fprintf(stderr, "usage: make_views_profile names OUT | calls N OUT | depth N OUT | "
+                    "tree PREFIX OUT\n");
     return 2;
 }

@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""check_otf2.py - scope-export --format otf2 with MPI records.
+
+    check_otf2.py messages --mpiexec M --program HALO --export E --otf2-print P --workdir W
+        halo.c on 4 ranks; in otf2-print's output every MPI_SEND is matched
+        to an MPI_RECV by communicator, sender, receiver and tag in order,
+        with the same length, and the messages are exactly the isends of
+        halo.c; MPI_COMM_WORLD is defined; the allreduce and comm_dup are
+        collective records; the calls that cannot be matched (the
+        MPI_ANY_SOURCE receive, sendrecv, the duplicate communicator) are
+        named in the export's note.
+    check_otf2.py long_name --export E --otf2-print P --workdir W
+        a region name of 4 MiB (one definition chunk of OTF2 cannot hold
+        it): the export succeeds and the name is cut with its length said.
+
+Exit 0 pass, 1 fail, 77 skip (no mpirun or h5py).
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from halo_job import expected_pairs, run_halo  # noqa: E402
+
+ap = argparse.ArgumentParser()
+ap.add_argument("case", choices=["messages", "long_name"])
+ap.add_argument("--mpiexec")
+ap.add_argument("--program")
+ap.add_argument("--export", required=True)
+ap.add_argument("--otf2-print", dest="otf2_print", required=True)
+ap.add_argument("--workdir", required=True)
+args = ap.parse_args()
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"FAIL: {what}")
+
+
+def export(path, where):
+    out = os.path.join(where, "trace")
+    p = subprocess.run([args.export, "--format", "otf2", "-o", out, path], capture_output=True,
+                       text=True)
+    if p.returncode == 3 and "no OTF2 support" in p.stderr:
+        print("SKIP: this build has no OTF2")
+        sys.exit(77)
+    check(p.returncode == 0, f"scope-export --format otf2 exits 0 ({p.returncode}: {p.stderr})")
+    events = subprocess.run([args.otf2_print, os.path.join(out, "traces.otf2")],
+                            capture_output=True, text=True)
+    defs = subprocess.run([args.otf2_print, "-G", os.path.join(out, "traces.otf2")],
+                          capture_output=True, text=True)
+    check(events.returncode == 0 and defs.returncode == 0, "otf2-print reads the archive")
+    return p.stderr, events.stdout, defs.stdout
+
+
+if args.case == "messages":
+    if not args.mpiexec or not (shutil.which(args.mpiexec) or os.path.exists(args.mpiexec)):
+        print("SKIP: no mpiexec")
+        sys.exit(77)
+    ranks = 4
+    path = run_halo(args.mpiexec, args.program, ranks, args.workdir)
+    if path is None:
+        sys.exit(1)
+    note, events, defs = export(path, args.workdir)
+    location_rank = {int(m.group(1)): int(m.group(2)) for m in
+                     re.finditer(r'^LOCATION\s+(\d+)\s.*Group: "rank (\d+)"', defs, re.M)}
+    check(re.search(r'^COMM\s+0\s+Name: "MPI_COMM_WORLD"', defs, re.M),
+          "MPI_COMM_WORLD is defined as communicator 0")
+    sends, recvs = defaultdict(list), defaultdict(list)
+    line = re.compile(r'^(MPI_SEND|MPI_RECV)\s+(\d+)\s+(\d+)\s+(Receiver|Sender): (\d+) .*'
+                      r'Communicator: "([^"]*)" <(\d+)>, Tag: (\d+), Length: (\d+)', re.M)
+    for m in line.finditer(events):
+        kind, loc, _, _, peer, _, comm, tag, length = m.groups()
+        me = location_rank[int(loc)]
+        if kind == "MPI_SEND":
+            sends[(int(comm), me, int(peer), int(tag))].append(int(length))
+        else:
+            recvs[(int(comm), int(peer), me, int(tag))].append(int(length))
+    check(sum(map(len, sends.values())) == 40 and sum(map(len, recvs.values())) == 40,
+          f"40 sends and 40 receives ({sum(map(len, sends.values()))}, "
+          f"{sum(map(len, recvs.values()))})")
+    check(sends == recvs, "every send matched to its receive (comm, sender, receiver, tag, "
+                          "in order, same length)")
+    _, messages = expected_pairs(ranks)
+    got = {(f, t, tag): lengths for (_, f, t, tag), lengths in sends.items()}
+    check(got == messages, f"the messages are halo.c's isends: {sorted(got.items())}")
+    ends = re.findall(r'^MPI_COLLECTIVE_END\s.*Operation: (\w+)', events, re.M)
+    check(ends.count("ALLREDUCE") == ranks, f"one allreduce per rank: {ends}")
+    check(ends.count("CREATE_HANDLE") == ranks, f"one comm_dup per rank: {ends}")
+    check(len(re.findall(r'^MPI_COLLECTIVE_BEGIN\s', events, re.M)) == len(ends),
+          "every collective begins and ends")
+    check("1 receives from MPI_ANY_SOURCE" in note and "12 sendrecv calls" in note,
+          f"the note names what has no record: {note.strip()}")
+else:
+    try:
+        import synthetic
+    except ImportError as e:
+        print(f"SKIP: {e}")
+        sys.exit(77)
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    path = os.path.join(args.workdir, "long.h5")
+    long_name = "x" * (4 << 20)
+    synthetic.write(path, ["outer", long_name],
+                    [{"region": 0, "rank": 0, "starts": [100], "durations": [1000]},
+                     {"region": 1, "rank": 0, "starts": [200], "durations": [10]}])
+    _, events, defs = export(path, args.workdir)
+    check(f"... [cut: {4 << 20} bytes]" in defs, "the long name is cut and says its length")
+    check(len(re.findall(r"^ENTER\s", events, re.M)) == 2, "both calls are in the trace")
+
+if failures:
+    print(f"{len(failures)} failure(s)")
+    sys.exit(1)
+print("ok")
