@@ -40,6 +40,7 @@ module scope_profiler
    public :: sp_setup, sp_setup_mpi, sp_finalize, sp_is_active, sp_now_ns
    public :: sp_region_begin, sp_region_end
    public :: sp_region, sp_begin, sp_end, sp_region_name
+   public :: sp_pause, sp_resume, sp_is_paused
    public :: sp_last_error, sp_clear_error, sp_error_string, sp_status_name
 
    include 'scope_profiler_status.inc'
@@ -137,6 +138,17 @@ module scope_profiler
          integer(c_int), value, intent(in) :: region
          type(c_ptr) :: name
       end function c_sp_region_name
+
+      subroutine c_sp_pause() bind(C, name='sp_pause')
+      end subroutine c_sp_pause
+
+      subroutine c_sp_resume() bind(C, name='sp_resume')
+      end subroutine c_sp_resume
+
+      function c_sp_is_paused() bind(C, name='sp_is_paused') result(paused)
+         import :: c_int
+         integer(c_int) :: paused
+      end function c_sp_is_paused
 
       function c_sp_last_error() bind(C, name='sp_last_error') result(status)
          import :: c_int
@@ -353,6 +365,23 @@ contains
       character(len=:), allocatable :: name
       name = fortran_string(c_sp_region_name(region))
    end function sp_region_name
+
+   !> Stop recording on every thread until sp_resume: calls begun from now
+   !> on record nothing, calls already open end cleanly (see sp_pause in
+   !> scope_profiler.h). Never fails.
+   subroutine sp_pause()
+      call c_sp_pause()
+   end subroutine sp_pause
+
+   !> Record again after sp_pause. Never fails.
+   subroutine sp_resume()
+      call c_sp_resume()
+   end subroutine sp_resume
+
+   !> .true. while recording is paused (sp_pause, SCOPE_PROFILER_START=paused).
+   logical function sp_is_paused()
+      sp_is_paused = c_sp_is_paused() /= 0_c_int
+   end function sp_is_paused
 
    ! ---- status ------------------------------------------------------------
 

@@ -32,6 +32,7 @@ module scope_profiler
    public :: sp_setup, sp_setup_mpi, sp_finalize, sp_is_active, sp_now_ns
    public :: sp_region_begin, sp_region_end
    public :: sp_region, sp_begin, sp_end, sp_region_name
+   public :: sp_pause, sp_resume, sp_is_paused
    public :: sp_last_error, sp_clear_error, sp_error_string, sp_status_name
 
    include 'scope_profiler_status.inc'
@@ -117,6 +118,16 @@ contains
       name = ''
       if (region < -huge(region)) continue
    end function sp_region_name
+
+   subroutine sp_pause()
+   end subroutine sp_pause
+
+   subroutine sp_resume()
+   end subroutine sp_resume
+
+   logical function sp_is_paused()
+      sp_is_paused = .false.
+   end function sp_is_paused
 
    integer(c_int) function sp_last_error()
       sp_last_error = SP_OK

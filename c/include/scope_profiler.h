@@ -36,14 +36,21 @@
  * recording calls on other threads (call them from the main thread, outside
  * parallel regions).
  *
- * Signals: a recording call made by a signal handler on a thread that was
- * itself inside a recording call records nothing and returns (or, for
- * sp_begin/sp_end, remembers) SP_ERR_UNSUPPORTED: the interrupted call is
- * never corrupted. Otherwise the handler's calls are recorded. They are
- * async-signal-safe when they use a handle (sp_begin/sp_end) or a name
- * already used on that thread, the thread recorded before the signal, and
- * the nesting stays within 64 levels (deeper nesting and new names
- * allocate); event buffers come from mmap, which is async-signal-safe.
+ * Signals: recording from a signal handler is refused, not merged, while
+ * the handler interrupted a recording call on its thread: the handler's
+ * call records nothing and returns (or, for sp_begin/sp_end, remembers)
+ * SP_ERR_UNSUPPORTED, the interrupted call is never corrupted, and
+ * sp_finalize reports the number of calls refused so (one line). A handler
+ * that interrupts the thread anywhere else is recorded, nested correctly:
+ * inside the call the thread was in (an end whose time was read just
+ * before the handler ran reads it again), so every parent encloses its
+ * children. The handler's calls are async-signal-safe when they use a
+ * handle (sp_begin/sp_end) or a name already used on that thread, the
+ * thread recorded before the signal, and the nesting stays within 64
+ * levels (deeper nesting and new names allocate); event buffers come from
+ * mmap, which is async-signal-safe. The cost on every call is one store
+ * of a per-thread flag on each side of the recording (no atomic
+ * read-modify-write).
  *
  * fork(): a child does not continue the parent's session. It records
  * nothing and writes nothing (never the parent's buffers, never the
@@ -155,7 +162,12 @@ typedef enum sp_mode {
      *  calls, so a run of any length fits. The file has the aggregate
      *  layout plus the call paths (docs/FORMAT.md); there is no timeline.
      *  A call of a region made directly inside a call of the same region
-     *  is counted on the enclosing path (recursion is one path). */
+     *  is counted on the enclosing path (recursion is one path).
+     *  OpenMP: a worker thread's outermost calls go under the main
+     *  thread's innermost call begun outside a parallel region (the call
+     *  its team was forked in), as in a trace; that call's exclusive time
+     *  keeps the workers' time (they ran beside it). Teams forked by other
+     *  threads, or nested teams, go under the main thread's call too. */
     SP_MODE_AGGREGATE = 2
 } sp_mode;
 
@@ -344,7 +356,17 @@ SP_API int sp_setup_with_options(const sp_options *options);
  * file is left behind and an existing file_path is untouched.
  *
  * Calls still open are reported by name on stderr and dropped (their
- * completed children are kept, as roots).
+ * completed children are kept, as roots): at most 10 lines name them,
+ * then one line gives the total.
+ *
+ * A trace keeps 96 MiB of address space (not memory: nothing is touched)
+ * free while it records and gives it back here, so that finalize can
+ * still run under an address-space limit (ulimit -v) the events filled.
+ * When no more event memory can be had, further calls are dropped and
+ * counted (the report says how many) and the thread asks again only after
+ * a growing number of calls; a large trace's rows are then sorted through
+ * a temporary file beside the output, its events released as they are
+ * read, so finalize does not need their memory twice.
  *
  * Returns SP_OK; SP_ERR_NOT_ACTIVE when profiling was not set up (harmless);
  * SP_ERR_OUTPUT (the file could not be created, e.g. a missing directory);
@@ -423,10 +445,15 @@ SP_API const sp_build *sp_build_info(void);
 
 /**
  * Open a call of the region `name` on the calling thread. The region is
- * registered on first use (any length; the name is copied). The new call's
+ * registered on first use (any length up to 1 MiB, 1,048,576 bytes; the
+ * name is copied). A longer name (for the sized variants, a length past
+ * that, such as SIZE_MAX: no byte of the name is then read) is refused
+ * with SP_ERR_INVALID_ARGUMENT and nothing is recorded; one message per
+ * process says so. The new call's
  * parent is the innermost call still open on this thread.
  * Returns SP_OK (also when profiling is not active: a no-op),
- * SP_ERR_INVALID_ARGUMENT (name NULL or empty) or SP_ERR_OUT_OF_MEMORY.
+ * SP_ERR_INVALID_ARGUMENT (name NULL, empty or too long), SP_ERR_OUT_OF_MEMORY, or
+ * SP_ERR_UNSUPPORTED (from a signal handler that interrupted a recording call).
  * Thread-safety: safe from any thread, lock-free after the name was seen
  * once by this thread.
  */
@@ -496,6 +523,47 @@ SP_API void sp_end(int region);
  * the process), or NULL for an invalid handle. Thread-safety: any thread.
  */
 SP_API const char *sp_region_name(int region);
+
+/* ---------------------------------------------------------------------------
+ * Pausing (recording on and off at run time)
+ * ------------------------------------------------------------------------- */
+
+/**
+ * Stop recording on every thread until sp_resume: calls begun from now on
+ * record nothing (their begin and end cost about as much as with profiling
+ * disabled: no clock is read), and the calls begun inside them get the
+ * innermost recorded call as their parent. Calls already open end cleanly,
+ * during the pause or after it, and are recorded. Counters stop with the
+ * calls. Pausing twice is the same as once.
+ * sp_setup starts every session as $SCOPE_PROFILER_START says: "running"
+ * (default) or "paused"; a pause before sp_setup does not carry over.
+ * Never fails; works with or without a session.
+ * Thread-safety: safe from any thread; other threads stop at their next
+ * begin (a call a thread is beginning at that instant may still record).
+ */
+SP_API void sp_pause(void);
+
+/** Record again after sp_pause (begins from now on record). Never fails;
+ *  thread-safety as sp_pause. */
+SP_API void sp_resume(void);
+
+/** 1 while recording is paused (sp_pause, SCOPE_PROFILER_START=paused),
+ *  else 0. Thread-safety: any thread. */
+SP_API int sp_is_paused(void);
+
+/**
+ * Add the string `value` under `key` to the /metadata of the file the next
+ * sp_finalize writes (a string attribute; docs/FORMAT.md 2.3): a tool's or
+ * a program's own facts about the run (the compiler instrumentation stores
+ * its throttled functions this way). Setting a key again replaces its
+ * value; a key the library writes itself (label, hostname, ...) keeps the
+ * library's value. Both strings are copied; the pairs are forgotten once a
+ * finalize has written them.
+ * Returns SP_OK, SP_ERR_INVALID_ARGUMENT (key NULL or empty, value NULL)
+ * or SP_ERR_OUT_OF_MEMORY.
+ * Thread-safety: safe from any thread.
+ */
+SP_API int sp_set_metadata(const char *key, const char *value);
 
 /* ---------------------------------------------------------------------------
  * Status
@@ -573,6 +641,10 @@ static inline int sp_compiled_out_(size_t ignored) { (void)ignored; return SP_OK
 #define sp_begin(region) ((void)sizeof(region))
 #define sp_end(region) ((void)sizeof(region))
 #define sp_region_name(region) ((void)sizeof(region), (const char *)0)
+#define sp_pause() ((void)0)
+#define sp_resume() ((void)0)
+#define sp_is_paused() sp_compiled_out_(0)
+#define sp_set_metadata(key, value) sp_compiled_out_(sizeof(key) + sizeof(value))
 #define sp_last_error() sp_compiled_out_(0)
 #define sp_clear_error() ((void)0)
 #define sp_last_error_message() ("")

@@ -239,6 +239,29 @@ private:
     bool open_;
 };
 
+/** sp_pause: stop recording on every thread until resume(); calls already
+ *  open end cleanly. Never fails; safe from any thread. */
+inline void pause() noexcept { sp_pause(); }
+
+/** sp_resume: record again after pause(). Never fails; any thread. */
+inline void resume() noexcept { sp_resume(); }
+
+/** sp_is_paused: true while recording is paused. */
+inline bool paused() noexcept { return sp_is_paused() != 0; }
+
+/**
+ * RAII pause: recording paused for the life of the object (e.g. around
+ * I/O or a warm-up), resumed by the destructor. Not nestable with other
+ * pauses (the inner one's destructor resumes). Not copyable.
+ */
+class pause_scope {
+public:
+    pause_scope() noexcept { sp_pause(); }
+    pause_scope(const pause_scope &) = delete;
+    pause_scope &operator=(const pause_scope &) = delete;
+    ~pause_scope() noexcept { sp_resume(); }
+};
+
 } // namespace scope_profiler
 
 /* ---------------------------------------------------------------------------

@@ -25,6 +25,13 @@
  *
  * The parent then runs on another thread. Its exclusive time does not lose
  * the worker's time: it ran alongside, not inside the parent's own work.
+ *
+ * Aggregate mode has no calls to search at finalize, so there the fork
+ * parent is found while recording: the main thread publishes the path of
+ * its innermost call begun outside a parallel region at each of its
+ * begins and ends (spi_omp_fork_path, recorder_state.h), and a worker's
+ * root call goes below a stand-in for that path (SPI_PATH_HOSTED,
+ * recorder_buffers.c), which run_aggregate.c turns into the parent.
  */
 #ifndef SPI_OPENMP_H
 #define SPI_OPENMP_H

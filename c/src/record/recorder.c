@@ -25,6 +25,7 @@
 #include "util/diag.h"
 #include "util/error.h"
 #include "record/omp_runtime.h"
+#include "record/pause.h"
 #include "record/recorder_buffers.h"
 #include "record/recorder_state.h"
 #include "record/recorder_threads.h"
@@ -65,7 +66,12 @@ static inline int64_t reading_time(const spi_reading *now) {
 /* The cold parts of push_call and pop_call, out of line so the trace hot
  * path keeps few registers and no stack frame of its own. */
 static __attribute__((noinline, cold)) int32_t begin_on_path(spi_thread *t, int region) {
-    return spi_path_of(t, spi_tls.top > spi_tls.stack_base ? spi_tls.top[-1].node : -1, region);
+    /* an OpenMP worker's root call goes under the path its team was
+     * forked in (a stand-in node of its own table, recorder_buffers.h) */
+    int32_t parent = spi_tls.top > spi_tls.stack_base ? spi_tls.top[-1].node
+                     : t->omp_worker                  ? spi_path_fork_parent(t)
+                                                      : -1;
+    return spi_path_of(t, parent, region);
 }
 
 /* TSC: the anchor due at this begin (a thread that records keeps its map
@@ -94,6 +100,10 @@ static inline void begin_clock(spi_frame *frame, int clock) {
  * now, the parent's gap included, so that end never looks below its own
  * frame. */
 static __attribute__((always_inline)) inline int push_call(int region, bool full, int clock) {
+    /* paused, or excluded by name (record/pause.h): nothing pushed */
+    if (__builtin_expect(spi_calls_gated(), 0) &&
+        spi_gate_begin(region, (size_t)(spi_tls.top - spi_tls.stack_base), spi_tls.generation))
+        return SP_OK;
     spi_frame *frame = spi_tls.top;
     if (__builtin_expect(frame == spi_tls.stack_end, 0)) {
         if (spi_stack_grow() != SP_OK) return SP_ERR_OUT_OF_MEMORY;
@@ -110,6 +120,8 @@ static __attribute__((always_inline)) inline int push_call(int region, bool full
         }
         if (t->omp_primary_candidate && spi_omp_in_parallel())
             region_bits |= SPI_EVENT_IN_PARALLEL;
+        else if (__builtin_expect(t->omp_fork_host, 0))
+            spi_omp_publish_fork(t, frame->node);
     }
     frame->key = spi_event_key(spi_tls.next_sequence++, region_bits);
     frame->region = region_bits;
@@ -210,6 +222,9 @@ static __attribute__((noinline, cold)) int next_chunk(spi_thread *t) {
  * and the reading is only stored. */
 static __attribute__((always_inline)) inline int pop_call(int region, const spi_reading *now,
                                                           bool full, int clock) {
+    if (__builtin_expect(spi_calls_gated() | spi_ghost_open, 0) &&
+        spi_gate_end(region, (size_t)(spi_tls.top - spi_tls.stack_base), spi_tls.generation))
+        return SP_OK; /* a ghost (begun while paused) or an excluded handle */
     spi_frame *top = spi_tls.top;
     /* only the full path marks frames SPI_EVENT_IN_PARALLEL */
     if (__builtin_expect(top == spi_tls.stack_base ||
@@ -224,6 +239,10 @@ static __attribute__((always_inline)) inline int pop_call(int region, const spi_
         if (t->hook_state) t->hooks->end(t->hook_state, region);
         if (t->aggregate) {
             end_on_path(t, frame, now);
+            /* the fork path is again the parent's (begun outside a
+             * parallel region too, as this call was) */
+            if (__builtin_expect(t->omp_fork_host, 0) && !(frame->region & SPI_EVENT_IN_PARALLEL))
+                spi_omp_publish_fork(t, top > spi_tls.stack_base ? top[-1].node : -1);
             return SP_OK;
         }
     }
@@ -297,6 +316,22 @@ static int cached_handle(spi_thread *t, const char *name, size_t len, int *statu
     return handle;
 }
 
+/* The longest name a region may have (scope_profiler.h). A sized name's
+ * length is the caller's word: a wrong one (SIZE_MAX, an uninitialised
+ * Fortran length) would have the hash read far past the name, so a length
+ * no real name reaches is refused before any byte is read, with one
+ * message per process. */
+#define NAME_LEN_LIMIT ((size_t)1 << 20)
+
+static __attribute__((noinline, cold)) int refuse_long_name(size_t len) {
+    static atomic_bool reported = false;
+    if (!atomic_exchange(&reported, true))
+        spi_diag("a region name of %zu bytes was refused (names are at most %zu bytes; "
+                 "a sized name's length may be wrong); such calls record nothing",
+                 len, NAME_LEN_LIMIT);
+    return SP_ERR_INVALID_ARGUMENT;
+}
+
 static struct spi_recent_name *recent_slot(spi_thread *t, const char *name) {
     return &t->recent[((uintptr_t)name >> 3) & (SPI_RECENT_NAMES - 1)];
 }
@@ -307,8 +342,8 @@ static inline int handle_of_cstr(spi_thread *t, const char *name, int *status) {
     struct spi_recent_name *slot = recent_slot(t, name);
     if (slot->pointer == name && strcmp(slot->text, name) == 0) return slot->handle;
     size_t len = strlen(name);
-    if (len == 0) {
-        *status = SP_ERR_INVALID_ARGUMENT;
+    if (len == 0 || len > NAME_LEN_LIMIT) {
+        *status = len ? refuse_long_name(len) : SP_ERR_INVALID_ARGUMENT;
         return -1;
     }
     int handle = cached_handle(t, name, len, status);
@@ -364,12 +399,39 @@ static inline void leave(int path) {
     spi_hot_set_path(&spi_tls, path);
 }
 
+/* A begin refused because a signal handler interrupted a recording call
+ * on its thread: the handler's call is lost (its end is refused too: the
+ * interrupted call stays busy until the handler returns), counted here
+ * and reported once at finalize (spi_run_report_open_calls). A plain
+ * increment: only this thread's handlers touch the count. */
+static __attribute__((noinline, cold)) int refuse_in_handler(spi_thread *t) {
+    if (t) t->signal_refused++;
+    return SP_ERR_UNSUPPORTED;
+}
+
+/* An end reads its time before it marks the thread busy (the lookup of a
+ * name, and the busy store, are not the user's time). A signal handler
+ * that records in that window pushes its call above the frame being
+ * ended, with times after the reading: the parent would end before its
+ * child. Every begin takes a sequence number, so a changed one says that
+ * happened; the end is then read again, now that no handler can record
+ * until the pop is done (the handler's call really ran inside this one). */
+static inline int64_t sequence_before_end(void) {
+    int64_t sequence = spi_tls.next_sequence;
+    atomic_signal_fence(memory_order_seq_cst); /* taken before the reading */
+    return sequence;
+}
+
+static inline void reread_if_interrupted(spi_reading *now, int64_t sequence, int clock) {
+    if (__builtin_expect(spi_tls.next_sequence != sequence, 0)) read_end(now, clock);
+}
+
 SP_API int sp_region_begin(const char *name) {
     if (!name) return invalid_name();
     spi_thread *t = spi_thread_current();
     if (!t) return name[0] ? SP_OK : invalid_name();
     int path = enter();
-    if (path < 0) return finish(SP_ERR_UNSUPPORTED);
+    if (path < 0) return finish(refuse_in_handler(t));
     int status = SP_OK;
     int handle = handle_of_cstr(t, name, &status);
     if (handle >= 0) status = begin_call(handle);
@@ -382,9 +444,11 @@ SP_API int sp_region_end(const char *name) {
     spi_thread *t = spi_thread_current();
     if (!t) return name[0] ? SP_OK : invalid_name();
     spi_reading now;
+    int64_t sequence = sequence_before_end();
     read_end(&now, SPI_PATH_GENERAL); /* first: the lookup is not the user's time */
     int path = enter();
     if (path < 0) return finish(SP_ERR_UNSUPPORTED);
+    reread_if_interrupted(&now, sequence, SPI_PATH_GENERAL);
     int status = SP_OK;
     int handle = handle_of_cstr(t, name, &status);
     if (handle >= 0) status = end_call(handle, &now);
@@ -394,10 +458,11 @@ SP_API int sp_region_end(const char *name) {
 
 SP_API int sp_region_begin_n(const char *name, size_t name_len) {
     if (!name || name_len == 0) return invalid_name();
+    if (__builtin_expect(name_len > NAME_LEN_LIMIT, 0)) return finish(refuse_long_name(name_len));
     spi_thread *t = spi_thread_current();
     if (!t) return SP_OK;
     int path = enter();
-    if (path < 0) return finish(SP_ERR_UNSUPPORTED);
+    if (path < 0) return finish(refuse_in_handler(t));
     int status = SP_OK;
     int handle = handle_of_sized(t, name, name_len, &status);
     if (handle >= 0) status = begin_call(handle);
@@ -407,12 +472,15 @@ SP_API int sp_region_begin_n(const char *name, size_t name_len) {
 
 SP_API int sp_region_end_n(const char *name, size_t name_len) {
     if (!name || name_len == 0) return invalid_name();
+    if (__builtin_expect(name_len > NAME_LEN_LIMIT, 0)) return finish(refuse_long_name(name_len));
     spi_thread *t = spi_thread_current();
     if (!t) return SP_OK;
     spi_reading now;
+    int64_t sequence = sequence_before_end();
     read_end(&now, SPI_PATH_GENERAL);
     int path = enter();
     if (path < 0) return finish(SP_ERR_UNSUPPORTED);
+    reread_if_interrupted(&now, sequence, SPI_PATH_GENERAL);
     int status = SP_OK;
     int handle = handle_of_sized(t, name, name_len, &status);
     if (handle >= 0) status = end_call(handle, &now);
@@ -447,7 +515,7 @@ static __attribute__((noinline)) void begin_general(int region) {
     }
     int path = enter();
     if (path < 0) {
-        spi_status_remember(SP_ERR_UNSUPPORTED);
+        spi_status_remember(refuse_in_handler(spi_tls.thread));
         return;
     }
     int status = begin_call(region);
@@ -458,12 +526,14 @@ static __attribute__((noinline)) void begin_general(int region) {
 static __attribute__((noinline)) void end_general(int region) {
     if (!recording()) return;
     spi_reading now;
+    int64_t sequence = sequence_before_end();
     read_end(&now, SPI_PATH_GENERAL);
     int path = enter();
     if (path < 0) {
         spi_status_remember(SP_ERR_UNSUPPORTED);
         return;
     }
+    reread_if_interrupted(&now, sequence, SPI_PATH_GENERAL);
     int status = end_call(region, &now);
     leave(path);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
@@ -481,10 +551,16 @@ static __attribute__((always_inline)) inline void begin_inline(int region, int c
 }
 
 static __attribute__((always_inline)) inline void end_inline(int region, int clock) {
+    /* a paused pair reads no clock (pop_call asks the same, unchanged) */
+    if (__builtin_expect(spi_calls_gated() | spi_ghost_open, 0) &&
+        spi_gate_end(region, (size_t)(spi_tls.top - spi_tls.stack_base), spi_tls.generation))
+        return;
     spi_reading now;
+    int64_t sequence = sequence_before_end();
     read_end(&now, clock);
     spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
     atomic_signal_fence(memory_order_seq_cst);
+    reread_if_interrupted(&now, sequence, clock);
     int status = pop_call(region, &now, false, clock);
     leave(clock);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
@@ -509,8 +585,8 @@ SP_API void sp_end(int region) {
 SP_API int sp_region_n(const char *name, size_t name_len) {
     int status = SP_OK;
     int handle;
-    if (!name || name_len == 0) {
-        status = SP_ERR_INVALID_ARGUMENT;
+    if (!name || name_len == 0 || name_len > NAME_LEN_LIMIT) {
+        status = name_len > NAME_LEN_LIMIT ? refuse_long_name(name_len) : SP_ERR_INVALID_ARGUMENT;
         handle = -1;
     } else {
         /* A recording thread resolves through its lock-free caches; before

@@ -27,6 +27,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "record/path_table.h"
 #include "record/registry.h"
 #include "record/spill.h"
 #include "record/tick_map.h"
@@ -133,7 +134,14 @@ __extension__ typedef unsigned __int128 spi_u128;
  * of the same region stays on the enclosing node (recursion = one path). */
 typedef struct spi_path_node {
     int32_t parent;        /* node index on the same thread, -1 = root */
-    uint32_t region;       /* registry handle */
+    uint32_t region;       /* registry handle, or SPI_PATH_HOSTED */
+    /* SPI_PATH_HOSTED: an OpenMP worker's stand-in for the path its team
+     * was forked in, on another thread (record/openmp.h): that thread's
+     * index and node. Such a node never counts a call (count 0); the
+     * worker's root paths hang below it, and run_aggregate.c gives them
+     * the host path as parent. Unused on other nodes. */
+    int32_t host_thread;
+    int32_t host_node;
     uint64_t count;
     uint64_t recursions;   /* calls made directly inside a call of this path */
     int64_t total_ns;
@@ -144,6 +152,9 @@ typedef struct spi_path_node {
     int64_t end_max_ns;    /* latest end */
     spi_u128 sum_squares;  /* sum of duration^2, ns^2 */
 } spi_path_node;
+
+/* The region of a hosted stand-in node (above every registry handle). */
+#define SPI_PATH_HOSTED UINT32_MAX
 
 /* Chunks a thread wrote to the spill file, in recording order (they all
  * precede its chunks still in memory). */
@@ -165,9 +176,7 @@ typedef struct spi_path_fold {
     int32_t *threads;
     size_t count;
     size_t capacity;
-    uint64_t *keys;          /* (parent, region) -> node, open addressing */
-    int32_t *slots;          /* -1 = empty slot */
-    size_t slot_capacity;    /* power of two */
+    spi_path_table index;    /* (parent, region) -> node (path_table.h) */
     /* the times are still TSC ticks: run_aggregate.c converts them with
      * the session's map (as recorder_ticks.c does a thread's paths) */
     bool ticks;
@@ -197,6 +206,9 @@ typedef struct spi_thread {
     bool omp_primary_candidate;   /* OpenMP runtime present, not a worker:
                                      calls note whether they began inside a
                                      parallel region (record/openmp.h) */
+    bool omp_fork_host;           /* aggregate mode, the main thread of an
+                                     OpenMP program: publishes the path its
+                                     teams are forked in (spi_omp_fork_path) */
     spi_frame *stack;        /* open calls, bottom first */
     size_t stack_capacity;
     size_t depth;            /* published: calls still open */
@@ -224,16 +236,14 @@ typedef struct spi_thread {
     size_t cache_capacity;   /* power of two */
     size_t cache_used;
 
-    /* aggregate mode: the call paths, and (parent, region) -> node in an
-     * open-addressing table keyed by both (no string is hashed). An exited
+    /* aggregate mode: the call paths, and (parent, region) -> node
+     * (path_table.h: keyed by both, no string is hashed). An exited
      * thread's paths are folded into the session's table (spi_path_fold)
      * and these are freed (node_count 0). */
     spi_path_node *nodes;
     size_t node_count;
     size_t node_capacity;
-    uint64_t *path_keys;
-    int32_t *path_nodes;     /* -1 = empty slot */
-    size_t path_capacity;    /* power of two */
+    spi_path_table paths;
 
     /* cold */
     spi_anchor_list anchors;      /* TSC: this thread's (ticks, ns) pairs */
@@ -243,6 +253,14 @@ typedef struct spi_thread {
     size_t spilled_count;
     size_t spilled_capacity;
     uint64_t dropped_events;      /* lost to the buffer limit or OOM */
+    /* no event memory could be mapped (recorder_buffers.c): calls are
+     * dropped without asking again until this sequence; the wait doubles
+     * with each failure (0: memory came last time) */
+    int64_t chunk_retry_sequence;
+    int64_t chunk_backoff_calls;
+    /* calls of signal handlers that interrupted a recording call on this
+     * thread, refused (recorder.c); only the thread itself counts them */
+    uint64_t signal_refused;
     int index;                    /* dense, in attach order */
     bool omp_worker;              /* an OpenMP worker thread (record/openmp.h) */
     int64_t ident;                /* pthread_self() */

@@ -11,7 +11,6 @@
 #include "record/recorder_buffers.h"
 
 #include <inttypes.h>
-#include <string.h>
 
 #include "util/alloc.h"
 #include "util/diag.h"
@@ -82,10 +81,36 @@ static int sequence_limit_reached(spi_thread *t) {
     return SP_ERR_BUFFER_LIMIT;
 }
 
+/* No memory for a chunk, and no spill file to make room in: the call is
+ * dropped (counted by the caller), and so are the thread's calls until it
+ * began chunk_backoff_calls more, which doubles with every failure up to
+ * about a million: under an address-space limit every call once retried a
+ * failing 4 MiB mmap (50 times slower), while memory that comes back
+ * (another thread exited) is still found. One message per process. */
+#define FIRST_BACKOFF_CALLS 1024
+#define MAX_BACKOFF_CALLS ((int64_t)1 << 20)
+static __attribute__((noinline, cold)) int chunk_map_failed(spi_thread *t) {
+    static atomic_bool reported = false;
+    if (!atomic_exchange(&reported, true))
+        spi_diag("thread %d: no memory for more events (%zu bytes of events mapped; an "
+                 "address-space limit such as ulimit -v?); calls that find no room are "
+                 "dropped and counted",
+                 t->index, atomic_load(&spi_buffer_bytes));
+    t->chunk_backoff_calls = t->chunk_backoff_calls == 0 ? FIRST_BACKOFF_CALLS
+                             : t->chunk_backoff_calls < MAX_BACKOFF_CALLS
+                                 ? t->chunk_backoff_calls * 2
+                                 : MAX_BACKOFF_CALLS;
+    t->chunk_retry_sequence = spi_tls.next_sequence + t->chunk_backoff_calls;
+    return SP_ERR_OUT_OF_MEMORY;
+}
+
 int spi_chunk_add(spi_thread *t) {
     /* the only check: recorder.h says why it is enough */
     if (__builtin_expect(spi_tls.next_sequence >= SPI_SEQUENCE_LIMIT, 0))
         return sequence_limit_reached(t);
+    if (__builtin_expect(t->chunk_backoff_calls != 0, 0) &&
+        spi_tls.next_sequence < t->chunk_retry_sequence)
+        return SP_ERR_OUT_OF_MEMORY; /* chunk_map_failed */
     size_t bytes = t->head ? SPI_CHUNK_BYTES : SPI_FIRST_CHUNK_BYTES;
     size_t limit = spi_live_session.buffer_limit_bytes;
     if (limit && flushing()) {
@@ -114,10 +139,19 @@ int spi_chunk_add(spi_thread *t) {
         atomic_fetch_add(&spi_buffer_bytes, bytes);
     }
     spi_chunk *chunk = spi_map_populated(bytes);
+    if (!chunk && bytes > SPI_FIRST_CHUNK_BYTES) {
+        /* what is left of the address space may still hold a small one */
+        atomic_fetch_sub(&spi_buffer_bytes, bytes - SPI_FIRST_CHUNK_BYTES);
+        bytes = SPI_FIRST_CHUNK_BYTES;
+        chunk = spi_map_populated(bytes);
+    }
     if (!chunk) {
         atomic_fetch_sub(&spi_buffer_bytes, bytes);
-        return SP_ERR_OUT_OF_MEMORY;
+        /* a bounded trace that flushes makes room in the file instead */
+        if (t->head && flushing()) return spill_chunks(t);
+        return chunk_map_failed(t);
     }
+    t->chunk_backoff_calls = 0;
     chunk->bytes = bytes;
     chunk->capacity = (bytes - sizeof *chunk) / sizeof(spi_event);
     chunk->next = NULL;
@@ -132,35 +166,10 @@ int spi_chunk_add(spi_thread *t) {
 
 /* ---- aggregate mode: call paths ----------------------------------------- */
 
-static int grow_path_table(spi_thread *t) {
-    size_t capacity = t->path_capacity * 2;
-    uint64_t *keys = spi_calloc(capacity, sizeof *keys);
-    int32_t *nodes = spi_malloc(capacity * sizeof *nodes);
-    if (!keys || !nodes) {
-        spi_free(keys);
-        spi_free(nodes);
-        return SP_ERR_OUT_OF_MEMORY;
-    }
-    memset(nodes, 0xff, capacity * sizeof *nodes);
-    for (size_t i = 0; i < t->path_capacity; i++) {
-        if (t->path_nodes[i] < 0) continue;
-        size_t j = spi_path_slot(t->path_keys[i], capacity);
-        while (nodes[j] >= 0) j = (j + 1) & (capacity - 1);
-        keys[j] = t->path_keys[i];
-        nodes[j] = t->path_nodes[i];
-    }
-    spi_free(t->path_keys);
-    spi_free(t->path_nodes);
-    t->path_keys = keys;
-    t->path_nodes = nodes;
-    t->path_capacity = capacity;
-    return SP_OK;
-}
-
 /* A new path: the only allocation of aggregate recording. */
 static int32_t add_path(spi_thread *t, int32_t parent, int region, uint64_t key) {
     if (t->node_count >= INT32_MAX) return -1;
-    if ((t->node_count + 1) * 2 > t->path_capacity && grow_path_table(t) != SP_OK) return -1;
+    if (spi_path_table_reserve(&t->paths, t->node_count + 1, 0) != SP_OK) return -1;
     if (t->node_count == t->node_capacity) {
         size_t capacity = t->node_capacity ? t->node_capacity * 2 : 64;
         spi_path_node *grown = spi_reallocarray(t->nodes, capacity, sizeof *grown);
@@ -172,10 +181,22 @@ static int32_t add_path(spi_thread *t, int32_t parent, int region, uint64_t key)
     t->nodes[node] = (spi_path_node){.parent = parent, .region = (uint32_t)region,
                                      .min_ns = INT64_MAX, .max_ns = INT64_MIN,
                                      .start_min_ns = INT64_MAX, .end_max_ns = INT64_MIN};
-    size_t i = spi_path_slot(key, t->path_capacity);
-    while (t->path_nodes[i] >= 0) i = (i + 1) & (t->path_capacity - 1);
-    t->path_keys[i] = key;
-    t->path_nodes[i] = node;
+    spi_path_table_insert(&t->paths, key, node);
+    return node;
+}
+
+int32_t spi_path_fork_parent(spi_thread *t) {
+    uint64_t word = atomic_load_explicit(&spi_omp_fork_path, memory_order_relaxed);
+    if (word == 0) return -1;
+    int32_t host_thread = (int32_t)(word >> 32) - 1, host_node = (int32_t)(uint32_t)word;
+    uint64_t key = spi_hosted_key(host_thread, host_node);
+    int32_t node = spi_path_table_find(&t->paths, key);
+    if (node >= 0) return node;
+    node = add_path(t, -1, (int)SPI_PATH_HOSTED, key);
+    if (node >= 0) {
+        t->nodes[node].host_thread = host_thread;
+        t->nodes[node].host_node = host_node;
+    }
     return node;
 }
 
@@ -188,8 +209,6 @@ int32_t spi_path_of(spi_thread *t, int32_t parent, int region) {
         return parent;
     }
     uint64_t key = spi_path_key(parent, region);
-    size_t mask = t->path_capacity - 1;
-    for (size_t i = spi_path_slot(key, t->path_capacity); t->path_nodes[i] >= 0; i = (i + 1) & mask)
-        if (t->path_keys[i] == key) return t->path_nodes[i];
-    return add_path(t, parent, region, key);
+    int32_t node = spi_path_table_find(&t->paths, key);
+    return node >= 0 ? node : add_path(t, parent, region, key);
 }

@@ -26,4 +26,11 @@ int spi_chunk_add(spi_thread *t);
  * (recursion) stays on one path. -1 when out of memory. Own thread only. */
 int32_t spi_path_of(spi_thread *t, int32_t parent, int region);
 
+/* Aggregate mode, an OpenMP worker's root call: the node to use as its
+ * parent, a stand-in (SPI_PATH_HOSTED) for the path the main thread
+ * published as its teams' fork path (spi_omp_fork_path), created on first
+ * sight; -1 (a root) when none is published or out of memory. Own thread
+ * only. */
+int32_t spi_path_fork_parent(spi_thread *t);
+
 #endif /* SPI_RECORDER_BUFFERS_H */

@@ -172,45 +172,27 @@ static int fold_reserve(spi_path_fold *f, size_t nodes) {
         f->threads = threads;
         f->capacity = capacity;
     }
-    if (nodes * 2 <= f->slot_capacity) return SP_OK;
-    size_t slots = f->slot_capacity ? f->slot_capacity : FOLD_FIRST_NODES * 2;
-    while (nodes * 2 > slots) slots *= 2;
-    uint64_t *keys = spi_calloc(slots, sizeof *keys);
-    int32_t *index = spi_malloc(slots * sizeof *index);
-    if (!keys || !index) {
-        spi_free(keys);
-        spi_free(index);
-        return SP_ERR_OUT_OF_MEMORY;
-    }
-    memset(index, 0xff, slots * sizeof *index);
-    for (size_t i = 0; i < f->slot_capacity; i++) {
-        if (f->slots[i] < 0) continue;
-        size_t j = spi_path_slot(f->keys[i], slots);
-        while (index[j] >= 0) j = (j + 1) & (slots - 1);
-        keys[j] = f->keys[i];
-        index[j] = f->slots[i];
-    }
-    spi_free(f->keys);
-    spi_free(f->slots);
-    f->keys = keys;
-    f->slots = index;
-    f->slot_capacity = slots;
-    return SP_OK;
+    return spi_path_table_reserve(&f->index, nodes, FOLD_FIRST_NODES * 2);
 }
 
-/* The fold's node of (parent, region), added when new (room reserved). */
-static int32_t fold_node(spi_path_fold *f, int32_t parent, uint32_t region) {
-    uint64_t key = spi_path_key(parent, (int)region);
-    size_t mask = f->slot_capacity - 1, i = spi_path_slot(key, f->slot_capacity);
-    for (; f->slots[i] >= 0; i = (i + 1) & mask)
-        if (f->keys[i] == key) return f->slots[i];
-    int32_t node = (int32_t)f->count++;
-    f->nodes[node] = (spi_path_node){.parent = parent, .region = region,
+/* The fold's node of `from` (a thread's node) under `parent` (a fold
+ * node), added when new (room reserved). A hosted stand-in keeps its host
+ * (which lives on: only workers create stand-ins, and they name the main
+ * thread). */
+static int32_t fold_node(spi_path_fold *f, int32_t parent, const spi_path_node *from) {
+    spi_path_node shape = {.parent = parent, .region = from->region,
+                           .host_thread = from->host_thread, .host_node = from->host_node};
+    uint64_t key = spi_node_key(&shape);
+    int32_t node = spi_path_table_find(&f->index, key);
+    if (node >= 0) return node;
+    node = (int32_t)f->count++;
+    f->nodes[node] = (spi_path_node){.parent = parent, .region = from->region,
+                                     .host_thread = from->host_thread,
+                                     .host_node = from->host_node,
                                      .min_ns = INT64_MAX, .max_ns = INT64_MIN,
                                      .start_min_ns = INT64_MAX, .end_max_ns = INT64_MIN};
     f->threads[node] = -2;
-    f->keys[i] = key;
-    f->slots[i] = node;
+    spi_path_table_insert(&f->index, key, node);
     return node;
 }
 
@@ -252,7 +234,7 @@ static void fold_paths(spi_thread *t) {
         for (size_t i = 0; i < n; i++) {
             const spi_path_node *node = &t->nodes[i];
             int32_t parent = node->parent >= 0 ? map[node->parent] : -1;
-            map[i] = fold_node(f, parent, node->region);
+            map[i] = fold_node(f, parent, node);
             fold_add(f, map[i], node, t->index);
             counted = counted || node->count > 0;
         }
@@ -260,20 +242,16 @@ static void fold_paths(spi_thread *t) {
         t->folded = counted;
     }
     spi_free(t->nodes);
-    spi_free(t->path_keys);
-    spi_free(t->path_nodes);
+    spi_path_table_free(&t->paths);
     t->nodes = NULL;
-    t->path_keys = NULL;
-    t->path_nodes = NULL;
-    t->node_count = t->node_capacity = t->path_capacity = 0;
+    t->node_count = t->node_capacity = 0;
 }
 
 void spi_path_fold_free(spi_path_fold *fold) {
     if (!fold) return;
     spi_free(fold->nodes);
     spi_free(fold->threads);
-    spi_free(fold->keys);
-    spi_free(fold->slots);
+    spi_path_table_free(&fold->index);
     spi_free(fold);
 }
 

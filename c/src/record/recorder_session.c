@@ -10,6 +10,7 @@
 #include "record/recorder.h"
 
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "record/clock.h"
@@ -18,6 +19,29 @@
 #include "record/recorder_threads.h"
 
 static uint64_t generation_counter = 0;         /* under spi_session_lock */
+
+/* Address space kept free for finalize while a trace records. Events take
+ * what the process may map; under `ulimit -v` (RLIMIT_AS) recording once
+ * took all of it, and finalize, which needs its run buffers (run_stream.c)
+ * and HDF5's, then lost every call. So a trace session maps this much
+ * PROT_NONE, MAP_NORESERVE at start (address space only: no memory, no
+ * page is ever touched) and gives it back at stop, before finalize
+ * allocates anything. Under spi_session_lock; a fork child keeps its
+ * copy of the mapping for its own next session. */
+#define FINALIZE_RESERVE_BYTES ((size_t)96 << 20)
+static void *finalize_reserve = NULL;
+
+static void reserve_for_finalize(bool aggregate) {
+    if (aggregate || finalize_reserve) return; /* paths need no run buffers */
+    void *block = mmap(NULL, FINALIZE_RESERVE_BYTES, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    finalize_reserve = block == MAP_FAILED ? NULL : block; /* none: nothing to give back */
+}
+
+static void release_for_finalize(void) {
+    if (finalize_reserve) munmap(finalize_reserve, FINALIZE_RESERVE_BYTES);
+    finalize_reserve = NULL;
+}
 
 int spi_recorder_start(const spi_recording *recording) {
     pthread_mutex_lock(&spi_session_lock);
@@ -51,6 +75,8 @@ int spi_recorder_start(const spi_recording *recording) {
     atomic_store_explicit(&spi_session_aggregate, recording->aggregate, memory_order_release);
     atomic_store(&spi_buffer_bytes, 0);
     atomic_store(&spi_unmatched_reports, 0);
+    atomic_store_explicit(&spi_omp_fork_path, 0, memory_order_relaxed);
+    reserve_for_finalize(recording->aggregate);
     atomic_store_explicit(&spi_session_generation, ++generation_counter, memory_order_relaxed);
     pthread_mutex_unlock(&spi_session_lock);
     return SP_OK;
@@ -66,6 +92,7 @@ spi_session spi_recorder_stop(void) {
     }
     spi_session stopped = spi_live_session;
     stopped.raw_ends = !stopped.aggregate; /* spi_event */
+    release_for_finalize();
     spi_live_session = (spi_session){0};
     /* Threads still alive: the CPU time so far (a lower bound, as the
      * format documents). A live thread cannot pass its exit hook while we

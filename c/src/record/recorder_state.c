@@ -18,3 +18,4 @@ atomic_bool spi_session_aggregate = false;
 atomic_bool spi_session_tsc = false;
 _Atomic int64_t spi_session_anchor_interval = 0; /* ticks */
 atomic_uint spi_unmatched_reports = 0;
+_Atomic uint64_t spi_omp_fork_path = 0;

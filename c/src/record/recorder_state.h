@@ -89,16 +89,27 @@ static inline void spi_hot_set_path(spi_hot *h, int path) {
     atomic_store_explicit(&h->path, path, memory_order_relaxed);
 }
 
-/* Aggregate mode's path tables (a thread's, recorder_buffers.c, and the
- * session's folded one, recorder_retire.c): the key of path (parent node,
- * region), parent -1 for a root, and its first slot in a table of
- * `capacity` (a power of two) slots: Fibonacci hashing of the two small
- * integers, one multiply, good spread. */
-static inline uint64_t spi_path_key(int32_t parent, int region) {
-    return ((uint64_t)(uint32_t)(parent + 1) << 32) | (uint32_t)region;
+/* The key of a node as its table holds it. */
+static inline uint64_t spi_node_key(const spi_path_node *n) {
+    return n->region == SPI_PATH_HOSTED ? spi_hosted_key(n->host_thread, n->host_node)
+                                        : spi_path_key(n->parent, (int)n->region);
 }
-static inline size_t spi_path_slot(uint64_t key, size_t capacity) {
-    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (capacity - 1);
+
+/* Aggregate mode in an OpenMP program: the path the main thread's teams
+ * are forked in, (thread index + 1) << 32 | node, or 0 for none: the node
+ * of the main thread's innermost open call begun outside a parallel
+ * region, stored at each of its begins and ends (spi_omp_publish_fork). A
+ * worker's root call reads it at its begin: the fork happened after the
+ * last store and the runtime's fork synchronises, so relaxed suffices.
+ * Only the main thread publishes: a worker cannot tell which thread forked
+ * its team (no OMPT), and teams are forked from the main thread in the
+ * programs this serves; a team forked elsewhere (or nested) goes under the
+ * main thread's path too. Reset at session start. */
+extern _Atomic uint64_t spi_omp_fork_path;
+
+static inline void spi_omp_publish_fork(const spi_thread *t, int32_t node) {
+    uint64_t word = node < 0 ? 0 : (uint64_t)(uint32_t)(t->index + 1) << 32 | (uint32_t)node;
+    atomic_store_explicit(&spi_omp_fork_path, word, memory_order_relaxed);
 }
 
 /* The live session, under spi_session_lock unless said otherwise. */

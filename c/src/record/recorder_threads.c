@@ -103,8 +103,7 @@ void spi_thread_free(spi_thread *t) {
     spi_free(t->cache_handles);
     spi_free(t->spilled);
     spi_free(t->nodes);
-    spi_free(t->path_keys);
-    spi_free(t->path_nodes);
+    spi_path_table_free(&t->paths);
     spi_anchor_list_free(&t->anchors);
     if (t->hook_state) t->hooks->release(t->hook_state);
     spi_free(t);
@@ -124,15 +123,11 @@ static spi_thread *new_thread(void) {
     t->anchors.mapped = true; /* taken at any begin, signal handlers' too */
     t->aggregate = atomic_load_explicit(&spi_session_aggregate, memory_order_acquire);
     t->tsc = atomic_load_explicit(&spi_session_tsc, memory_order_acquire);
-    if (t->aggregate) {
-        t->path_keys = spi_calloc(INITIAL_PATH_SLOTS, sizeof *t->path_keys);
-        t->path_nodes = spi_malloc(INITIAL_PATH_SLOTS * sizeof *t->path_nodes);
-        if (!t->path_keys || !t->path_nodes) {
-            spi_thread_free(t);
-            return NULL;
-        }
-        memset(t->path_nodes, 0xff, INITIAL_PATH_SLOTS * sizeof *t->path_nodes);
-        t->path_capacity = INITIAL_PATH_SLOTS;
+    /* aggregate mode: the path table's first slots now, so that a new
+     * path rarely allocates more than its node */
+    if (t->aggregate && spi_path_table_reserve(&t->paths, 1, INITIAL_PATH_SLOTS) != SP_OK) {
+        spi_thread_free(t);
+        return NULL;
     }
     t->stack_capacity = INITIAL_STACK_FRAMES;
     t->cache_capacity = INITIAL_CACHE_SLOTS;
@@ -143,6 +138,7 @@ static spi_thread *new_thread(void) {
     t->ident = (int64_t)(uintptr_t)t->pthread;
     t->native_id = (int64_t)syscall(SYS_gettid);
     t->is_main = t->native_id == (int64_t)getpid();
+    t->omp_fork_host = t->aggregate && t->is_main && t->omp_primary_candidate;
     t->start_ns = spi_clock_now_ns();
     t->end_ns = -1;
     t->alive = true;

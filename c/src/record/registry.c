@@ -13,6 +13,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "record/region_filter.h"
 #include "util/alloc.h"
 #include "scope_profiler.h"
 
@@ -122,6 +123,7 @@ int spi_registry_intern(const char *name, size_t len, uint64_t hash, int *status
     size_t i = hash & (lookup_capacity - 1);
     while (lookup_slots[i]) i = (i + 1) & (lookup_capacity - 1);
     lookup_slots[i] = count + 1;
+    spi_region_filter_decide(count, copy); /* SCOPE_PROFILER_REGIONS, before publication */
     /* Release: a thread that reads the new count also sees the entry. */
     atomic_store_explicit(&registered, count + 1, memory_order_release);
     handle = count;

@@ -20,6 +20,8 @@
  */
 #include "record/run.h"
 
+#include <inttypes.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,13 +130,21 @@ static int sort_row(spi_row *row) {
     return SP_OK;
 }
 
+/* Lines naming a call still open at finalize; past them one line gives
+ * the total (128 threads with open calls once printed 39,426 lines). */
+#define OPEN_CALL_REPORT_LIMIT 10
+
 void spi_run_report_open_calls(const spi_session *session, spi_run_report *report) {
+    uint64_t signal_refused = 0, open_before = report->open_calls, open_printed = 0;
     for (const spi_thread *t = session->threads; t; t = t->next) {
         for (size_t d = 0; d < t->depth; d++) {
             const spi_region_name *name = spi_registry_get((int)SPI_FRAME_REGION(&t->stack[d]));
-            spi_diag("region \"%s\" was still open at finalize on thread %d (%s); "
-                     "that call is dropped, its completed calls inside are kept",
-                     name ? name->text : "?", t->index, t->name);
+            if (open_printed < OPEN_CALL_REPORT_LIMIT) {
+                open_printed++;
+                spi_diag("region \"%s\" was still open at finalize on thread %d (%s); "
+                         "that call is dropped, its completed calls inside are kept",
+                         name ? name->text : "?", t->index, t->name);
+            }
             report->open_calls++;
             size_t used = strlen(report->open_regions);
             if (used + 8 < sizeof report->open_regions)
@@ -142,7 +152,18 @@ void spi_run_report_open_calls(const spi_session *session, spi_run_report *repor
                          used ? ", " : "", name ? name->text : "?");
         }
         report->dropped_events += t->dropped_events;
+        signal_refused += t->signal_refused;
     }
+    uint64_t open = report->open_calls - open_before;
+    if (open > open_printed)
+        spi_diag("%" PRIu64 " calls in all were still open at finalize and dropped (%" PRIu64
+                 " more than the lines above name)",
+                 open, open - open_printed);
+    if (signal_refused)
+        spi_diag("%" PRIu64 " call%s made by signal handlers that interrupted a recording call "
+                 "on their thread %s not recorded",
+                 signal_refused, signal_refused == 1 ? "" : "s",
+                 signal_refused == 1 ? "was" : "were");
 }
 
 /* Whether the in-memory rows (40 bytes a call, more than the 24-byte
@@ -162,8 +183,18 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
                     spi_run_report *report) {
     *report = (spi_run_report){0};
     spi_run_report_open_calls(session, report);
-    /* a bounded trace that wrote to its spill file, or whose rows would not
-     * fit beside its events in the bound's slack: rows streamed */
+    /* a bounded trace that wrote to its spill file, or a bounded or
+     * unbounded trace whose rows would not fit beside its events in the
+     * slack: rows streamed. An unbounded trace's events may already be
+     * all the memory the process can have (ulimit -v), and the stream
+     * releases them as it reads them; its sorted runs go to a spill file
+     * opened beside the output now (if that fails, rows in memory). */
+    if (!session->aggregate && session->buffer_limit_bytes == 0 && !session->spill &&
+        session->spill_label && rows_too_large(session)) {
+        spi_error err;
+        spi_error_clear(&err);
+        (void)spi_spill_open(&session->spill, session->spill_label, &err); /* else in memory */
+    }
     if (!session->aggregate &&
         (spi_session_spilled(session) || (session->spill && rows_too_large(session)))) {
         int status = spi_run_collect_stream(session, rank, profile, report);

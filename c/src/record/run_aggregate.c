@@ -6,12 +6,19 @@
  *
  * Paths keep their thread: the table is what each thread recorded, in the
  * order it first saw each path, so a parent always precedes its children
- * (the file's invariant). Exited threads' paths come first, from the
- * session's folded table (spi_path_fold, recorder_retire.h), each with
- * the one thread whose calls it holds, or thread -1 (FORMAT.md: unknown)
- * when several exited threads' calls were added into it. A path whose calls were all still open at
- * finalize has count 0 and is dropped; its paths below become roots, as a
- * trace makes the completed children of an open call roots.
+ * (the file's invariant). The live threads that are not OpenMP workers
+ * come first, then the exited threads' paths from the session's folded
+ * table (spi_path_fold, recorder_retire.h), each with the one thread whose
+ * calls it holds, or thread -1 (FORMAT.md: unknown) when several exited
+ * threads' calls were added into it, then the live workers. A worker's
+ * root paths hang below a stand-in for the path its team was forked in
+ * (SPI_PATH_HOSTED, on the main thread, which therefore comes before
+ * them); they get that path as parent, as a trace gives the worker's root
+ * calls the forking call (openmp.h), and the stand-in itself is no path.
+ * Its exclusive time keeps the workers' time: they ran beside it. A path
+ * whose calls were all still open at finalize has count 0 and is dropped;
+ * its paths below become roots, as a trace makes the completed children
+ * of an open call roots.
  *
  * Standard deviation: the recorder kept the exact sum of squared durations
  * in 128 bits; m2 = sum(d^2) - total^2 / count is formed once here in long
@@ -61,18 +68,38 @@ static int convert_fold(const spi_session *session) {
     return status;
 }
 
+/* The fork host's node index -> index among the rank's paths (-1: not a
+ * path), kept for the stand-ins that name it (one thread publishes fork
+ * paths: recorder_state.h). */
+typedef struct path_index {
+    int thread;               /* the host's thread index; -1: none added */
+    int64_t *of;
+    size_t count;
+} path_index;
+
+/* The path a hosted stand-in stands for, or -1 (its host not added, or
+ * its call still open at finalize: the worker's paths become roots, as a
+ * trace makes the calls inside an open call roots). */
+static int64_t hosted_path(const spi_path_node *n, const path_index *host) {
+    if (n->host_thread != host->thread || host->thread < 0) return -1;
+    return n->host_node >= 0 && (size_t)n->host_node < host->count ? host->of[n->host_node] : -1;
+}
+
 /* One table's paths (a thread's, or the folded one) into the profile and
  * their rows' sums: `thread` is the thread of every path, or `threads` (not
- * NULL) gives each path's. SP_OK or SP_ERR_OUT_OF_MEMORY. */
+ * NULL) gives each path's; `host` the fork host's index, when added.
+ * `kept` (not NULL) gets this table's index, for the caller to free.
+ * SP_OK or SP_ERR_OUT_OF_MEMORY. */
 static int add_paths(spi_profile *profile, const int32_t *row_of_region, uint32_t rank,
                      const spi_path_node *nodes, size_t count, int thread,
-                     const int32_t *threads) {
+                     const int32_t *threads, const path_index *host, path_index *kept) {
     /* this table's node index -> index among the rank's paths */
     int64_t *index_of = spi_malloc((count ? count : 1) * sizeof *index_of);
     if (!index_of) return SP_ERR_OUT_OF_MEMORY;
     for (size_t i = 0; i < count; i++) {
         const spi_path_node *n = &nodes[i];
         index_of[i] = -1;
+        if (n->region == SPI_PATH_HOSTED) index_of[i] = hosted_path(n, host);
         if (n->count == 0) continue;
         int64_t parent = n->parent >= 0 ? index_of[n->parent] : -1;
         spi_row *row = &profile->rows[row_of_region[n->region]];
@@ -90,7 +117,8 @@ static int add_paths(spi_profile *profile, const int32_t *row_of_region, uint32_
         if (n->min_ns < row->aggregate_minimum) row->aggregate_minimum = n->min_ns;
         if (n->max_ns > row->aggregate_maximum) row->aggregate_maximum = n->max_ns;
     }
-    spi_free(index_of);
+    if (kept) *kept = (path_index){thread, index_of, count};
+    else spi_free(index_of);
     return SP_OK;
 }
 
@@ -140,10 +168,21 @@ int spi_run_collect_aggregate(const spi_session *session, uint32_t rank, spi_pro
     }
     profile->name_count = profile->row_count = status == SP_OK ? rows : 0;
 
-    if (fold && status == SP_OK)
-        status = add_paths(profile, row_of_region, rank, fold->nodes, fold->count, -1, fold->threads);
+    /* the live threads that are not workers (the fork host among them),
+     * then the fold, then the workers, whose stand-ins name the host */
+    path_index host = {.thread = -1};
     for (const spi_thread *t = session->threads; t && status == SP_OK; t = t->next)
-        status = add_paths(profile, row_of_region, rank, t->nodes, t->node_count, t->index, NULL);
+        if (!t->omp_worker)
+            status = add_paths(profile, row_of_region, rank, t->nodes, t->node_count, t->index,
+                               NULL, &host, t->omp_fork_host && host.thread < 0 ? &host : NULL);
+    if (fold && status == SP_OK)
+        status = add_paths(profile, row_of_region, rank, fold->nodes, fold->count, -1,
+                           fold->threads, &host, NULL);
+    for (const spi_thread *t = session->threads; t && status == SP_OK; t = t->next)
+        if (t->omp_worker)
+            status = add_paths(profile, row_of_region, rank, t->nodes, t->node_count, t->index,
+                               NULL, &host, NULL);
+    spi_free(host.of);
     for (size_t i = 0; i < profile->row_count; i++)
         profile->rows[i].exclusive_total = profile->rows[i].aggregate_exclusive;
     profile->aggregate = true;

@@ -30,6 +30,7 @@
 #include "util/alloc.h"
 #include "record/call_parents.h"
 #include "record/openmp.h"
+#include "record/path_table.h"
 #include "record/registry.h"
 #include "record/run_threads.h"
 
@@ -38,48 +39,13 @@ typedef struct path_table {
     double *means;            /* Welford's running mean per path */
     size_t count;
     size_t capacity;
-    uint64_t *slot_keys;      /* open addressing: (parent + 1) << 32 | region */
-    int32_t *slot_paths;      /* -1: empty */
-    size_t slot_capacity;     /* a power of two, at least twice count */
+    spi_path_table index;     /* (parent, region) -> path (path_table.h) */
     uint32_t rank;
 } path_table;
 
-static inline uint64_t path_key(int32_t parent, uint32_t region) {
-    return ((uint64_t)(uint32_t)(parent + 1) << 32) | region;
-}
-
-static inline size_t slot_of(uint64_t key, size_t capacity) {
-    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 32) & (capacity - 1);
-}
-
-static int grow_slots(path_table *t) {
-    size_t capacity = t->slot_capacity ? t->slot_capacity * 2 : 256;
-    uint64_t *keys = spi_malloc(capacity * sizeof *keys);
-    int32_t *paths = spi_malloc(capacity * sizeof *paths);
-    if (!keys || !paths) {
-        spi_free(keys);
-        spi_free(paths);
-        return SP_ERR_OUT_OF_MEMORY;
-    }
-    memset(paths, 0xff, capacity * sizeof *paths);
-    for (size_t i = 0; i < t->slot_capacity; i++) {
-        if (t->slot_paths[i] < 0) continue;
-        size_t j = slot_of(t->slot_keys[i], capacity);
-        while (paths[j] >= 0) j = (j + 1) & (capacity - 1);
-        keys[j] = t->slot_keys[i];
-        paths[j] = t->slot_paths[i];
-    }
-    spi_free(t->slot_keys);
-    spi_free(t->slot_paths);
-    t->slot_keys = keys;
-    t->slot_paths = paths;
-    t->slot_capacity = capacity;
-    return SP_OK;
-}
-
 static int32_t add_path(path_table *t, int32_t parent, uint32_t region, uint64_t key) {
     if (t->count >= INT32_MAX) return -1;
-    if ((t->count + 1) * 2 > t->slot_capacity && grow_slots(t) != SP_OK) return -1;
+    if (spi_path_table_reserve(&t->index, t->count + 1, 256) != SP_OK) return -1;
     if (t->count == t->capacity) {
         size_t capacity = t->capacity ? t->capacity * 2 : 64;
         spi_call_path *paths = spi_reallocarray(t->paths, capacity, sizeof *paths);
@@ -96,10 +62,7 @@ static int32_t add_path(path_table *t, int32_t parent, uint32_t region, uint64_t
                                       .maximum = INT64_MIN, .start_minimum = INT64_MAX,
                                       .end_maximum = INT64_MIN};
     t->means[index] = 0.0;
-    size_t i = slot_of(key, t->slot_capacity);
-    while (t->slot_paths[i] >= 0) i = (i + 1) & (t->slot_capacity - 1);
-    t->slot_keys[i] = key;
-    t->slot_paths[i] = index;
+    spi_path_table_insert(&t->index, key, index);
     return index;
 }
 
@@ -110,13 +73,9 @@ static int32_t path_of(path_table *t, int32_t parent, uint32_t region) {
         t->paths[parent].recursions++;
         return parent;
     }
-    uint64_t key = path_key(parent, region);
-    if (t->slot_capacity) {
-        size_t mask = t->slot_capacity - 1;
-        for (size_t i = slot_of(key, t->slot_capacity); t->slot_paths[i] >= 0; i = (i + 1) & mask)
-            if (t->slot_keys[i] == key) return t->slot_paths[i];
-    }
-    return add_path(t, parent, region, key);
+    uint64_t key = spi_path_key(parent, (int)region);
+    int32_t path = spi_path_table_find(&t->index, key);
+    return path >= 0 ? path : add_path(t, parent, region, key);
 }
 
 /* One call on path p; `parent` the path its duration is child time of on
@@ -231,8 +190,7 @@ int spi_run_summary_paths(spi_session *session, uint32_t rank, spi_call_path **p
     spi_free(threads);
     spi_free(bases);
     spi_free(table.means);
-    spi_free(table.slot_keys);
-    spi_free(table.slot_paths);
+    spi_path_table_free(&table.index);
     if (status == SP_OK) status = number_regions(&table);
     if (status != SP_OK) {
         spi_free(table.paths);
