@@ -22,6 +22,7 @@
 
 #include "util/alloc.h"
 #include "profile/profile.h"
+#include "format/reader_h5_names.h"
 #include "format/reader_h5_util.h"
 
 /* "rank<u32>/likwid/regions/" plus a group name of up to this many bytes
@@ -266,7 +267,7 @@ static int read_rank(const spi_h5r *h, hid_t likwid, uint32_t rank, spi_profile 
         return spi_error_set(h->err, SP_ERR_CORRUPT, "%s: regions is not a group", h->path);
     char **names = NULL;
     hsize_t n = 0;
-    int status = spi_h5r_list(h, regions, &names, &n);
+    int status = spi_h5r_list_names(h, regions, &names, &n);
     for (hsize_t i = 0; status == SP_OK && i < n; i++) {
         char path[LIKWID_PATH_BYTES];
         snprintf(path, sizeof path, "%s/regions/%s", h->path, names[i]);

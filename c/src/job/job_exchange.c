@@ -11,13 +11,14 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "job/job_bounded.h"
 #include "counters/counters.h"
 #include "record/registry.h"
 
 int spi_job_mpi_fail(spi_error *err, int code, const char *what) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
-    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", code);
+    if (PMPI_Error_string(code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", code);
     return spi_error_set(err, SP_ERR_MPI, "MPI error while %s: %s", what, text);
 }
 
@@ -72,8 +73,8 @@ spi_thread_row spi_wire_thread_row(const spi_wire_thread *t) {
 int spi_job_gather_counters(MPI_Comm comm, const spi_profile *local, spi_profile *into,
                             int status, spi_error *err) {
     int job_rank = 0, job_size = 1;
-    MPI_Comm_rank(comm, &job_rank);
-    MPI_Comm_size(comm, &job_size);
+    PMPI_Comm_rank(comm, &job_rank);
+    PMPI_Comm_size(comm, &job_size);
     unsigned char *mine = NULL, *all = NULL;
     size_t mine_len = 0;
     if (spi_counters_pack(local, &mine, &mine_len) != SP_OK && status == SP_OK)
@@ -82,8 +83,20 @@ int spi_job_gather_counters(MPI_Comm comm, const spi_profile *local, spi_profile
     int *lens = job_rank == 0 ? spi_calloc((size_t)job_size, sizeof *lens) : NULL;
     int *displs = job_rank == 0 ? spi_calloc((size_t)job_size, sizeof *displs) : NULL;
     if (job_rank == 0 && (!lens || !displs) && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
-    int rc = MPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm);
-    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "gathering counter sizes");
+    /* nonblocking and held to the deadline, like every wait of finalize */
+    int peer = job_rank == 0 ? SPI_JOB_COLLECTIVE : SPI_JOB_FROM_ROOT(0);
+    const char *where = "nothing was written";
+    MPI_Request request;
+    int rc = PMPI_Igather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, comm, &request);
+    int got = rc == MPI_SUCCESS ? spi_job_wait(&request, &peer, 1, "gathering counter sizes", where, err)
+                                : spi_job_mpi_fail(err, rc, "gathering counter sizes");
+    if (got != SP_OK) {
+        /* gave up: no further collective; MPI may still write these */
+        spi_job_park(lens);
+        spi_job_park(displs);
+        spi_free(mine);
+        return got; /* SP_ERR_MPI: the caller stops using the communicator */
+    }
     long total = 0;
     for (int r = 0; lens && displs && r < job_size; r++) {
         displs[r] = (int)total;
@@ -92,8 +105,16 @@ int spi_job_gather_counters(MPI_Comm comm, const spi_profile *local, spi_profile
     if (job_rank == 0 && total > INT32_MAX) total = 0, status = SP_ERR_UNSUPPORTED;
     if (job_rank == 0) all = spi_malloc((size_t)total + 1);
     if (job_rank == 0 && !all && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
-    rc = MPI_Gatherv(mine, len, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, comm);
-    if (rc != MPI_SUCCESS && status == SP_OK) status = spi_job_mpi_fail(err, rc, "gathering counters");
+    rc = PMPI_Igatherv(mine, len, MPI_BYTE, all, lens, displs, MPI_BYTE, 0, comm, &request);
+    got = rc == MPI_SUCCESS ? spi_job_wait(&request, &peer, 1, "gathering counters", where, err)
+                            : spi_job_mpi_fail(err, rc, "gathering counters");
+    if (got != SP_OK) {
+        spi_job_park(mine);
+        spi_job_park(all);
+        spi_job_park(lens);
+        spi_job_park(displs);
+        return got; /* SP_ERR_MPI: the caller stops using the communicator */
+    }
     for (int r = 0; job_rank == 0 && status == SP_OK && r < job_size; r++)
         status = spi_counters_unpack(all + displs[r], (size_t)lens[r], (uint32_t)r, into);
     spi_free(mine);

@@ -25,9 +25,26 @@
 #include <unistd.h>
 
 #include "util/alloc.h"
+#include "util/diag.h"
 #include "format/h5_file_parts.h"
 #include "format/h5_parallel_writer.h"
+#include "job/job_bounded.h"
 #include "job/job_exchange.h"
+
+/* Every exchange below is nonblocking and held to the deadline
+ * (job_bounded.h): started only while no wait of the job gave up, then
+ * polled. MPI_SUCCESS, or MPI_ERR_OTHER with err saying why. The values
+ * exchanged live in static storage or in buffers parked on a timeout: a
+ * collective left pending may still write them. */
+#define STARTED(call) (spi_job_gave_up() ? MPI_ERR_OTHER : (call))
+static int finish(int rc, MPI_Request *request, int me, const char *phase, spi_error *err) {
+    if (rc != MPI_SUCCESS) return rc;
+    int peer = me == 0 ? SPI_JOB_COLLECTIVE : SPI_JOB_FROM_ROOT(0);
+    return spi_job_wait(request, &peer, 1, phase,
+                        "nothing was written; the output path keeps what it held", err) == SP_OK
+               ? MPI_SUCCESS
+               : MPI_ERR_OTHER;
+}
 
 /* Whether every rank sees the directory of `path` as rank 0 does: rank 0
  * writes a token into a temporary sibling, every rank reads it back. A
@@ -36,7 +53,9 @@
  * file of its own, and rank 0 publish one without the others' calls; the
  * funnel needs no shared file system. Collective. */
 static int shared_directory(MPI_Comm comm, int me, const char *path) {
-    char probe[PATH_MAX] = {0}, token[64] = {0};
+    static char probe[PATH_MAX], token[64];
+    memset(probe, 0, sizeof probe);
+    memset(token, 0, sizeof token);
     if (me == 0) {
         spi_error ignored = {0};
         char *temp = spi_h5_temp_sibling(path, &ignored);
@@ -48,9 +67,14 @@ static int shared_directory(MPI_Comm comm, int me, const char *path) {
         if (temp && !probe[0]) unlink(temp);
         spi_free(temp);
     }
-    int ok = 0, all = 0;
-    if (MPI_Bcast(probe, sizeof probe, MPI_CHAR, 0, comm) != MPI_SUCCESS ||
-        MPI_Bcast(token, sizeof token, MPI_CHAR, 0, comm) != MPI_SUCCESS)
+    static int ok, all;
+    ok = all = 0;
+    MPI_Request request;
+    spi_error ignored = {0};
+    if (finish(STARTED(PMPI_Ibcast(probe, sizeof probe, MPI_CHAR, 0, comm, &request)), &request,
+               me, "checking the output directory", &ignored) != MPI_SUCCESS ||
+        finish(STARTED(PMPI_Ibcast(token, sizeof token, MPI_CHAR, 0, comm, &request)), &request,
+               me, "checking the output directory", &ignored) != MPI_SUCCESS)
         return 0;
     if (probe[0] && me == 0) ok = 1;
     if (probe[0] && me != 0) {
@@ -60,27 +84,36 @@ static int shared_directory(MPI_Comm comm, int me, const char *path) {
              memcmp(seen, token, sizeof seen) == 0;
         if (fd >= 0) close(fd);
     }
-    int rc = MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm);
+    int rc = finish(STARTED(PMPI_Iallreduce(&ok, &all, 1, MPI_INT, MPI_LAND, comm, &request)),
+                    &request, me, "checking the output directory", &ignored);
     if (me == 0 && probe[0]) unlink(probe);
+    if (ignored.status != SP_OK) spi_diag("%s: %s", path, ignored.message);
     return rc == MPI_SUCCESS && all;
 }
 
 bool spi_job_parallel_chosen(MPI_Comm comm, const spi_profile *local, const char *path) {
     int me = 0;
-    MPI_Comm_rank(comm, &me);
+    PMPI_Comm_rank(comm, &me);
     /* rank 0 decides the writer, so every rank agrees even when the
      * environment differs between ranks */
     const char *writer = me == 0 ? getenv("SCOPE_PROFILER_MPI_WRITER") : NULL;
-    int mine = !local->aggregate && !(writer && strcmp(writer, "funnel") == 0);
-    int all = 0;
-    if (MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm) != MPI_SUCCESS || !all) return false;
+    static int mine;
+    mine = !local->aggregate && !(writer && strcmp(writer, "funnel") == 0);
+    static int all; /* static: see STARTED */
+    all = 0;
+    MPI_Request request;
+    spi_error err = {0};
+    int rc = finish(STARTED(PMPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_LAND, comm, &request)),
+                    &request, me, "choosing the writer", &err);
+    if (err.status != SP_OK) spi_diag("%s: %s", path, err.message);
+    if (rc != MPI_SUCCESS || !all) return false;
     return shared_directory(comm, me, path);
 }
 
 static int mpi_fail(spi_error *err, int code, const char *path, const char *what) {
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
-    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", code);
+    if (PMPI_Error_string(code, text, &len) != MPI_SUCCESS) snprintf(text, sizeof text, "code %d", code);
     return spi_error_set(err, SP_ERR_MPI, "%s: MPI error while %s: %s", path, what, text);
 }
 
@@ -98,6 +131,16 @@ typedef struct job_gather {
 } job_gather;
 
 static void release(job_gather *g) {
+    if (spi_job_gave_up()) { /* a collective left pending may still use them */
+        spi_job_park(g->layout);
+        spi_job_park(g->names);
+        spi_job_park(g->threads);
+        spi_job_park(g->maps);
+        g->layout = NULL;
+        g->names = NULL;
+        g->threads = NULL;
+        g->maps = NULL;
+    }
     spi_free(g->layout);
     spi_free(g->names);
     spi_free(g->threads);
@@ -155,27 +198,44 @@ static int gather_tables(MPI_Comm comm, int me, int size, const spi_profile *loc
         status == SP_OK)
         status = SP_ERR_UNSUPPORTED;
     /* a rank that failed sends nothing; the agreement before the write stops the job */
-    int mine[3] = {status == SP_OK ? (int)name_bytes : 0, status == SP_OK ? (int)thread_bytes : 0,
-                   status == SP_OK ? (int)local->name_count : 0};
+    static int mine[3]; /* static: see STARTED */
+    mine[0] = status == SP_OK ? (int)name_bytes : 0;
+    mine[1] = status == SP_OK ? (int)thread_bytes : 0;
+    mine[2] = status == SP_OK ? (int)local->name_count : 0;
     int *triples = me == 0 ? spi_calloc((size_t)size * 3, sizeof *triples) : NULL;
     if (me == 0) g->layout = spi_calloc((size_t)size * 6, sizeof *g->layout);
     if (me == 0 && (!triples || !g->layout) && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
-    int rc = MPI_Gather(mine, 3, MPI_INT, triples, 3, MPI_INT, 0, comm);
+    MPI_Request request;
+    int rc = finish(STARTED(PMPI_Igather(mine, 3, MPI_INT, triples, 3, MPI_INT, 0, comm, &request)),
+                    &request, me, "gathering counts", err);
     if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, path, "gathering counts");
     if (me == 0 && status == SP_OK) status = root_prepare(g, size, triples);
-    spi_free(triples);
-    int root_ok = me == 0 ? status == SP_OK : 0;
-    rc = MPI_Bcast(&root_ok, 1, MPI_INT, 0, comm);
+    if (spi_job_gave_up()) spi_job_park(triples);
+    else spi_free(triples);
+    static int root_ok;
+    root_ok = me == 0 ? status == SP_OK : 0;
+    rc = finish(STARTED(PMPI_Ibcast(&root_ok, 1, MPI_INT, 0, comm, &request)), &request, me,
+                "agreeing on the tables", err);
     if (rc == MPI_SUCCESS && root_ok)
-        rc = MPI_Gatherv(names, mine[0], MPI_CHAR, g->names, me == 0 ? counts_of(g, size, 0) : NULL,
-                         me == 0 ? displs_of(g, size, 0) : NULL, MPI_CHAR, 0, comm);
+        rc = finish(STARTED(PMPI_Igatherv(names, mine[0], MPI_CHAR, g->names,
+                                          me == 0 ? counts_of(g, size, 0) : NULL,
+                                          me == 0 ? displs_of(g, size, 0) : NULL, MPI_CHAR, 0,
+                                          comm, &request)),
+                    &request, me, "gathering region names", err);
     if (rc == MPI_SUCCESS && root_ok)
-        rc = MPI_Gatherv(threads, mine[1], MPI_BYTE, g->threads,
-                         me == 0 ? counts_of(g, size, 1) : NULL,
-                         me == 0 ? displs_of(g, size, 1) : NULL, MPI_BYTE, 0, comm);
+        rc = finish(STARTED(PMPI_Igatherv(threads, mine[1], MPI_BYTE, g->threads,
+                                          me == 0 ? counts_of(g, size, 1) : NULL,
+                                          me == 0 ? displs_of(g, size, 1) : NULL, MPI_BYTE, 0,
+                                          comm, &request)),
+                    &request, me, "gathering thread tables", err);
     if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, path, "gathering tables");
-    spi_free(names);
-    spi_free(threads);
+    if (spi_job_gave_up()) {
+        spi_job_park(names);
+        spi_job_park(threads);
+    } else {
+        spi_free(names);
+        spi_free(threads);
+    }
     if (me == 0 && status == SP_OK) {
         char *cursor = g->names;
         int total = displs_of(g, size, 2)[size - 1] + counts_of(g, size, 2)[size - 1];
@@ -185,9 +245,10 @@ static int gather_tables(MPI_Comm comm, int me, int size, const spi_profile *loc
             g->thread_rows[i] = spi_wire_thread_row(&g->threads[i]);
     }
     if (rc == MPI_SUCCESS && root_ok)
-        rc = MPI_Scatterv(g->maps, me == 0 ? counts_of(g, size, 2) : NULL,
-                          me == 0 ? displs_of(g, size, 2) : NULL, MPI_UINT32_T, my_map, mine[2],
-                          MPI_UINT32_T, 0, comm);
+        rc = finish(STARTED(PMPI_Iscatterv(g->maps, me == 0 ? counts_of(g, size, 2) : NULL,
+                                           me == 0 ? displs_of(g, size, 2) : NULL, MPI_UINT32_T,
+                                           my_map, mine[2], MPI_UINT32_T, 0, comm, &request)),
+                    &request, me, "sending region maps", err);
     if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, path, "sending region maps");
     if (!root_ok && status == SP_OK)
         status = spi_error_set(err, SP_ERR_MPI, "%s: rank 0 could not gather the job's tables "
@@ -199,8 +260,8 @@ int spi_job_parallel_write(MPI_Comm comm, const spi_profile *local, const char *
                            spi_job_totals *totals, spi_error *err) {
     *totals = (spi_job_totals){0};
     int me = 0, size = 1;
-    MPI_Comm_rank(comm, &me);
-    MPI_Comm_size(comm, &size);
+    PMPI_Comm_rank(comm, &me);
+    PMPI_Comm_size(comm, &size);
     job_gather g = {0};
     uint32_t *my_map = spi_calloc(local->name_count + 1, sizeof *my_map);
     int status = my_map ? SP_OK : SP_ERR_OUT_OF_MEMORY;
@@ -209,19 +270,38 @@ int spi_job_parallel_write(MPI_Comm comm, const spi_profile *local, const char *
     status = spi_job_gather_counters(comm, local, &g.counters, status, err);
 
     /* Where this rank's rows and calls go, and the job's totals. */
-    uint64_t mine[2] = {local->row_count, local->event_count}, before[2] = {0, 0};
-    uint64_t sums[2] = {0, 0}, calls = spi_profile_call_count(local), all_calls = 0;
-    unsigned columns = 0, my_columns = local->event_columns;
-    int rc = MPI_Exscan(mine, before, 2, MPI_UINT64_T, MPI_SUM, comm);
+    /* static: see STARTED */
+    static uint64_t mine[2], before[2], sums[2], calls, all_calls;
+    static unsigned columns, my_columns;
+    mine[0] = local->row_count;
+    mine[1] = local->event_count;
+    before[0] = before[1] = sums[0] = sums[1] = all_calls = 0;
+    calls = spi_profile_call_count(local);
+    columns = 0;
+    my_columns = local->event_columns;
+    MPI_Request request;
+    int rc = finish(STARTED(PMPI_Iexscan(mine, before, 2, MPI_UINT64_T, MPI_SUM, comm, &request)),
+                    &request, me, "placing each rank's rows", err);
     if (me == 0) before[0] = before[1] = 0; /* MPI_Exscan leaves rank 0's undefined */
-    if (rc == MPI_SUCCESS) rc = MPI_Allreduce(mine, sums, 2, MPI_UINT64_T, MPI_SUM, comm);
-    if (rc == MPI_SUCCESS) rc = MPI_Allreduce(&my_columns, &columns, 1, MPI_UNSIGNED, MPI_BOR, comm);
-    if (rc == MPI_SUCCESS) rc = MPI_Reduce(&calls, &all_calls, 1, MPI_UINT64_T, MPI_SUM, 0, comm);
+    if (rc == MPI_SUCCESS)
+        rc = finish(STARTED(PMPI_Iallreduce(mine, sums, 2, MPI_UINT64_T, MPI_SUM, comm, &request)),
+                    &request, me, "summing counts", err);
+    if (rc == MPI_SUCCESS)
+        rc = finish(STARTED(PMPI_Iallreduce(&my_columns, &columns, 1, MPI_UNSIGNED, MPI_BOR, comm,
+                                            &request)),
+                    &request, me, "summing counts", err);
+    if (rc == MPI_SUCCESS)
+        rc = finish(STARTED(PMPI_Ireduce(&calls, &all_calls, 1, MPI_UINT64_T, MPI_SUM, 0, comm,
+                                         &request)),
+                    &request, me, "summing counts", err);
     if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, path, "summing counts");
 
     /* Nobody starts writing unless every rank is ready. */
-    int ready = status == SP_OK, all_ready = 0;
-    rc = MPI_Allreduce(&ready, &all_ready, 1, MPI_INT, MPI_LAND, comm);
+    static int ready, all_ready;
+    ready = status == SP_OK;
+    all_ready = 0;
+    rc = finish(STARTED(PMPI_Iallreduce(&ready, &all_ready, 1, MPI_INT, MPI_LAND, comm, &request)),
+                &request, me, "agreeing to write", err);
     if (status == SP_OK && (rc != MPI_SUCCESS || !all_ready))
         status = spi_error_set(err, SP_ERR_MPI, "%s: another rank could not prepare its part "
                                "(see its message); nothing was written", path);

@@ -52,7 +52,10 @@ int spi_finalize_summary_gather(spi_finalize_summary *s, const spi_profile *loca
     /* collective with MPI: every rank calls it, with no paths when it has none */
     int status = spi_job_gather_paths(s->paths, s->count, local, s->status, &s->all,
                                       &s->all_count, &s->all_names, err);
-    if (s->status == SP_OK) s->status = status;
+    if (s->status == SP_OK && status != SP_OK) {
+        s->status = status;
+        s->gather_failed = true;
+    }
     s->ns += spi_clock_now_ns() - start;
     return status;
 }
@@ -136,7 +139,11 @@ void spi_finalize_summary_print(spi_finalize_summary *s, const spi_profile *loca
         }
         spi_profile_free(&job);
     }
-    if (s->status == SP_ERR_OUT_OF_MEMORY)
+    /* What the table lacks, and never a failed write: the file is complete. */
+    if (s->gather_failed && s->status == SP_ERR_OUT_OF_MEMORY)
+        spi_diag("summary: rank 0 ran out of memory gathering the other ranks' call paths; "
+                 "the table above has one row per region (the file is complete)");
+    else if (s->status == SP_ERR_OUT_OF_MEMORY)
         spi_diag("summary: out of memory while folding the calls into paths; "
                  "the table above has one row per region");
     /* A nesting problem still prints a flat table; say why in one line. */

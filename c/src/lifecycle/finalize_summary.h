@@ -23,6 +23,7 @@
 typedef struct spi_finalize_summary {
     bool wanted;
     int status;               /* SP_OK, or why the paths are missing */
+    bool gather_failed;       /* rank 0 could not take the other ranks' paths */
     spi_call_path *paths;     /* this rank's (trace mode) */
     size_t count;
     spi_call_path *all;       /* rank 0: every rank's, regions as name offsets */

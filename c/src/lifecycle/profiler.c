@@ -25,6 +25,8 @@
 #include "format/output_check.h"
 #include "job/job.h"
 #include "lifecycle/output_path.h"
+#include "lifecycle/pause.h"
+#include "lifecycle/user_metadata.h"
 #include "lifecycle/profiler.h"
 #include "format/reader.h"
 #include "analysis/results_internal.h"
@@ -518,6 +520,7 @@ int spi_setup_in_job(const sp_options *options, const void *mpi_comm) {
             spi_diag("%s; calls past the %zu-byte buffer limit will be dropped and counted",
                      spill_err.message, recording.buffer_limit_bytes);
     }
+    if (status == SP_OK) spi_pause_at_setup(); /* SCOPE_PROFILER_START, before any call */
     if (status == SP_OK) status = spi_recorder_start(&recording);
     if (status != SP_OK) {
         spi_counters_shutdown();
@@ -686,6 +689,8 @@ static int finalize_session(sp_results **results) {
                                 .mode = config.aggregate ? "aggregate" : "trace"};
     if (status == SP_OK && (status = spi_meta_collect(&profile.metadata, &context)) != SP_OK)
         spi_error_set(&err, status, "out of memory while collecting metadata");
+    if (status == SP_OK && (status = spi_user_metadata_apply(&profile.metadata)) != SP_OK)
+        spi_error_set(&err, status, "out of memory while adding sp_set_metadata's pairs");
 
     /* With MPI every rank must reach the collective write, even after a
      * local failure: it then contributes an empty profile. */

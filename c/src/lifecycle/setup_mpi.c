@@ -11,10 +11,10 @@
 /* Whether comm has the ranks of MPI_COMM_WORLD in the same order. */
 static bool same_as_world(MPI_Comm comm) {
     int initialized = 0, finalized = 0, result = MPI_UNEQUAL;
-    MPI_Initialized(&initialized);
-    MPI_Finalized(&finalized);
+    PMPI_Initialized(&initialized);
+    PMPI_Finalized(&finalized);
     return initialized && !finalized && comm != MPI_COMM_NULL &&
-           MPI_Comm_compare(comm, MPI_COMM_WORLD, &result) == MPI_SUCCESS &&
+           PMPI_Comm_compare(comm, MPI_COMM_WORLD, &result) == MPI_SUCCESS &&
            (result == MPI_IDENT || result == MPI_CONGRUENT);
 }
 

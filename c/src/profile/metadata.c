@@ -32,13 +32,45 @@ static void entry_clear(spi_meta_entry *entry) {
     entry->item_count = 0;
 }
 
+/* FNV-1a: keys are short text, and only spread over the slots matters. */
+static size_t key_hash(const char *key) {
+    uint64_t hash = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)key; *p; p++)
+        hash = (hash ^ *p) * 1099511628211ull;
+    return (size_t)hash;
+}
+
+/* The slot holding `key`, or the empty slot where it would go. */
+static size_t *key_slot(const spi_meta *meta, const char *key) {
+    size_t mask = meta->slot_count - 1;
+    for (size_t i = key_hash(key) & mask;; i = (i + 1) & mask) {
+        size_t *slot = &meta->slots[i];
+        if (*slot == 0 || strcmp(meta->entries[*slot - 1].key, key) == 0) return slot;
+    }
+}
+
+/* Room in the index for one more key: kept under half full, so probes stay
+ * short. SP_OK or SP_ERR_OUT_OF_MEMORY (the old index kept). */
+static int index_reserve(spi_meta *meta) {
+    if (meta->slots && (meta->count + 1) * 2 < meta->slot_count) return SP_OK;
+    size_t slot_count = meta->slot_count ? meta->slot_count * 2 : 32;
+    while ((meta->count + 1) * 2 >= slot_count) slot_count *= 2;
+    size_t *slots = spi_calloc(slot_count, sizeof *slots);
+    if (!slots) return SP_ERR_OUT_OF_MEMORY;
+    spi_free(meta->slots);
+    meta->slots = slots;
+    meta->slot_count = slot_count;
+    for (size_t i = 0; i < meta->count; i++) *key_slot(meta, meta->entries[i].key) = i + 1;
+    return SP_OK;
+}
+
 /* The entry for key, created at the end if new (its old value cleared). */
 static spi_meta_entry *entry_for(spi_meta *meta, const char *key) {
-    for (size_t i = 0; i < meta->count; i++) {
-        if (strcmp(meta->entries[i].key, key) == 0) {
-            entry_clear(&meta->entries[i]);
-            return &meta->entries[i];
-        }
+    if (index_reserve(meta) != SP_OK) return NULL;
+    size_t *slot = key_slot(meta, key);
+    if (*slot) {
+        entry_clear(&meta->entries[*slot - 1]);
+        return &meta->entries[*slot - 1];
     }
     if (meta->count == meta->capacity) {
         size_t capacity = meta->capacity ? meta->capacity * 2 : 16;
@@ -51,6 +83,7 @@ static spi_meta_entry *entry_for(spi_meta *meta, const char *key) {
     if (!key_copy) return NULL;
     spi_meta_entry *entry = &meta->entries[meta->count++];
     *entry = (spi_meta_entry){.key = key_copy};
+    *slot = meta->count; /* reserved above: the slot is still the key's */
     return entry;
 }
 
@@ -143,9 +176,9 @@ int spi_meta_add_missing(spi_meta *meta, const spi_meta_entry *entry) {
 }
 
 const spi_meta_entry *spi_meta_find(const spi_meta *meta, const char *key) {
-    for (size_t i = 0; i < meta->count; i++)
-        if (strcmp(meta->entries[i].key, key) == 0) return &meta->entries[i];
-    return NULL;
+    if (!meta->slots) return NULL; /* no key was ever set */
+    size_t index = *key_slot(meta, key);
+    return index ? &meta->entries[index - 1] : NULL;
 }
 
 void spi_meta_free(spi_meta *meta) {
@@ -154,6 +187,7 @@ void spi_meta_free(spi_meta *meta) {
         spi_free(meta->entries[i].key);
     }
     spi_free(meta->entries);
+    spi_free(meta->slots);
     *meta = (spi_meta){0};
 }
 

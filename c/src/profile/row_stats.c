@@ -6,6 +6,9 @@
  */
 #include "profile/row_stats.h"
 
+#include <math.h>
+#include <stddef.h>
+
 /* One pass over a row (vectorised: no branches, wrapping arithmetic) for
  * the order statistics, the sums, the ends when asked, and the largest
  * magnitudes, which tell whether any int64 overflow was possible. */
@@ -117,4 +120,13 @@ void spi_stats_stream_end(spi_stats_stream *s, spi_stats *stats) {
     s->stats.m2 = (s->partial[0] + s->partial[1]) + (s->partial[2] + s->partial[3]);
     if (s->count == 0) s->stats = (spi_stats){0};
     *stats = s->stats;
+}
+
+bool spi_stats_stored_valid(const spi_stats *stats, const char **why) {
+    const char *bad = NULL;
+    if (!isfinite(stats->mean)) bad = "mean is not a finite number";
+    else if (!isfinite(stats->m2)) bad = "m2 is not a finite number";
+    else if (stats->m2 < 0.0) bad = "m2 (a sum of squares) is negative";
+    if (why) *why = bad;
+    return bad == NULL;
 }

@@ -40,6 +40,13 @@ typedef struct spi_stats {
 bool spi_stats_compute(spi_stats *stats, const int64_t *starts, const int64_t *durations,
                        const int64_t *gpu, uint64_t count, int64_t *ends);
 
+/* Whether statistics read from a file can be trusted as numbers (FORMAT.md
+ * 2.1): mean finite, m2 finite and not negative (a sum of squares). A
+ * reader refuses a row for which this is false: +inf or NaN would be
+ * printed as "inf"/"nan", which is not JSON, and a negative m2 has no
+ * square root. *why (may be NULL) names the field at fault. Pure. */
+bool spi_stats_stored_valid(const spi_stats *stats, const char **why);
+
 /* The same statistics over a row delivered in slices (a bounded trace's
  * streaming finalize), bit for bit what spi_stats_compute gives for the
  * whole row: the count and the total of the durations (wrapping uint64
