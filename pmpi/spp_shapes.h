@@ -15,8 +15,8 @@
  *                      list serves both. The f08 `ierror` is optional and
  *                      may be NULL: it is only passed on, never written.
  *
- * Which bytes a call moves (documented in README "MPI calls without code
- * changes" and docs/FORMAT.md): datatype size x count of the call's main
+ * Which bytes a call moves (documented in docs/guide/mpi.md "MPI calls
+ * without code changes" and docs/FORMAT.md): datatype size x count of the call's main
  * count argument; sendrecv its send side (the receive side in recv_bytes);
  * gather, allgather, alltoall the
  * send block (the receive block under MPI_IN_PLACE); scatter the receive

@@ -42,7 +42,7 @@
  *     program that calls sp_setup itself, or the PMPI wrappers, keeps its
  *     own, which its owner finishes); GPTLfinalize finishes the session
  *     GPTLinitialize started. A program that never calls GPTLfinalize gets
- *     its file at exit (or inside MPI_Finalize, see README "MPI").
+ *     its file at exit (or inside MPI_Finalize, see docs/guide/mpi.md).
  *   - values while running (GPTLquery, GPTLget_wallclock) are not kept:
  *     the shim records calls, not running totals; the file has them.
  *
