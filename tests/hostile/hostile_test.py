@@ -17,6 +17,7 @@ PART merge: scope-merge of each crafted file with a clean fixture (and of
 Exit 0 pass, 1 fail, 77 skipped (no h5py/numpy).
 """
 import argparse
+import json
 import os
 import shutil
 import signal
@@ -82,6 +83,10 @@ def run(tool, argv, allowed=(0, 2)):
     return p
 
 
+def reject_constant(name):
+    raise ValueError(f"{name} is not JSON")
+
+
 def every_tool(path, expect, other):
     """Each tool once on path; `other` is a clean file for scope-diff."""
     base = os.path.basename(path)
@@ -106,11 +111,18 @@ def every_tool(path, expect, other):
             allowed = (0, 4) if tool == "scope-diff" else (0,)
         elif expect == "refuse":
             allowed = (2,)
+        elif expect == "stats" and tool == "scope-check":
+            allowed = (2,)  # it trusts the stored statistics: must refuse
         else:
             allowed = (0, 2, 4) if tool == "scope-diff" else (0, 2)
         p = run(tool, argv, allowed)
         if p is None:
             continue
+        if p.returncode == 0 and argv[0] == "--json":
+            try:
+                json.loads(p.stdout, parse_constant=reject_constant)
+            except ValueError as e:
+                FAILURES.append(f"{tool} --json {path}: not valid JSON ({e})")
         if p.returncode == 2 and tool != "scope-check":
             err = p.stderr.decode("utf-8", "replace")
             if path not in err:

@@ -151,6 +151,14 @@ def crafted(data, out):
     patch("stats_string_field", "any",
           lambda f: replace(f, "rank_region_index/summary_statistics",
                             np.zeros(2, dtype=[("total", "S8"), ("minimum", "<i8")])))
+    # Stored statistics no set of durations can give (issue 29 item 11): a
+    # summary-only reader refuses them, nothing prints them as JSON.
+    for field, value in (("m2", np.inf), ("m2", -1.0), ("mean", np.nan)):
+        def bad_stat(f, field=field, value=value):
+            stats = f["rank_region_index/summary_statistics"][...]
+            stats[field][1] = value
+            replace(f, "rank_region_index/summary_statistics", stats)
+        patch(f"stats_{field}_{'neg' if value == -1.0 else str(value)}", "stats", bad_stat)
     patch("layout_unknown", "refuse", lambda f: f.attrs.__setitem__("storage_layout", "rowwise"))
     patch("schema_huge", "refuse",
           lambda f: f.attrs.__setitem__("scope_profiler_schema", np.uint64(2**64 - 1)))

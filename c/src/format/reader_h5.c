@@ -33,6 +33,7 @@
 #include "format/reader_h5_util.h"
 #include "format/reader_policy.h"
 #include "format/schema.h"
+#include "profile/row_stats.h"
 
 #define SPI_READ_BLOCK ((hsize_t)1 << 20)
 
@@ -295,6 +296,15 @@ static int read_stats(const spi_h5r *h, hid_t index, hsize_t rows, spi_stats **o
                                "%s: cannot read rank_region_index/summary_statistics%s. The file "
                                "is truncated or damaged.",
                                h->path, range ? " (a value out of range)" : "");
+    /* A mean or m2 that is not finite (or a negative m2) cannot come from
+     * any set of durations, and would print as invalid JSON. */
+    for (hsize_t i = 0; status == SP_OK && i < rows; i++) {
+        const char *why = NULL;
+        if (!spi_stats_stored_valid(&stats[i], &why))
+            status = spi_error_set(h->err, SP_ERR_CORRUPT,
+                                   "%s: rank_region_index/summary_statistics row %llu: %s",
+                                   h->path, (unsigned long long)i, why);
+    }
     if (dxpl >= 0) H5Pclose(dxpl);
     if (mem >= 0) H5Tclose(mem);
     if (dset >= 0) H5Dclose(dset);
