@@ -222,7 +222,9 @@ static void lane_id_order(lane *l, const check_call *c) {
 }
 
 static int set_grow(sweep *w) {
-    size_t cap = w->set_cap ? 2 * w->set_cap : 65536;
+    /* Start small: a file of many ranks with few calls each must not pay
+     * a large table per rank. */
+    size_t cap = w->set_cap ? 2 * w->set_cap : 64;
     /* The budget holds the old table and the new one while rehashing. */
     if ((cap + w->set_cap) * sizeof(id_slot) > w->ck->id_memory) return 0;
     id_slot *set = calloc(cap, sizeof *set);

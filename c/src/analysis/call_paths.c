@@ -9,6 +9,7 @@
  * (their total, exclusive time and the interval run of the coverage union)
  * that are folded into the pooled values when the rank ends.
  */
+#include "util/sat_math.h"
 #include "analysis/call_paths.h"
 
 #include <math.h>
@@ -87,11 +88,7 @@ static int oom(walker *w) {
 
 /* Sums of stored values saturate: a damaged file must not make them wrap
  * (nor trip the sanitizers); a real run is ~290 years from the limit. */
-static int64_t sat_add(int64_t a, int64_t b) {
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
+static inline int64_t sat_add(int64_t a, int64_t b) { return spi_sat_add_i64(a, b); }
 
 static int64_t sat_sub(int64_t a, int64_t b) {
     int64_t r;

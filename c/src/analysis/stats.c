@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/sat_math.h"
 #include "util/alloc.h"
 #include "util/sort.h"
 #include "analysis/calltree.h"
@@ -111,7 +112,7 @@ int spi_row_exclusive(const spi_profile *profile, size_t row_index, int64_t *exc
     if (status != SP_OK) return status;
     int64_t sum = 0;
     for (size_t i = 0; i < tree.call_count; i++)
-        if (tree.rows[i] == row_index) sum += tree.exclusive[i];
+        if (tree.rows[i] == row_index) sum = spi_sat_add_i64(sum, tree.exclusive[i]);
     spi_rank_tree_free(&tree);
     *exclusive_ns = sum;
     return SP_OK;
@@ -134,7 +135,8 @@ int spi_rows_durations(const spi_profile *profile, const size_t *rows, size_t ro
             k += slice.count;
             if (gpu_total && slice.gpu_durations) {
                 /* FORMAT.md 3.3 quirk: a kept slice sums its -1 entries too. */
-                for (size_t i = 0; i < slice.count; i++) *gpu_total += slice.gpu_durations[i];
+                for (size_t i = 0; i < slice.count; i++)
+                    *gpu_total = spi_sat_add_i64(*gpu_total, slice.gpu_durations[i]);
                 *gpu_values += slice.count;
             }
         }
@@ -366,7 +368,7 @@ static void pool_stored(spi_region_stats *out, const spi_profile *profile, const
         mean = new_mean;
         n = nn;
         gpu_count += row->stats.gpu_count;
-        out->gpu_total_ns += row->stats.gpu_total;
+        out->gpu_total_ns = spi_sat_add_i64(out->gpu_total_ns, row->stats.gpu_total);
     }
     out->available |= SPI_STAT_MIN_MAX;
     if (out->calls) out->mean_ns = (double)out->total_ns / (double)out->calls;
@@ -419,7 +421,7 @@ int spi_region_stats_from_rows(spi_region_stats *out, const spi_profile *profile
         const spi_row *row = &profile->rows[rows[r]];
         totals[r] = row_total(row);
         out->calls += row_calls(row);
-        out->total_ns += row_total(row);
+        out->total_ns = spi_sat_add_i64(out->total_ns, row_total(row));
         if (!row_has_events(profile, row)) events = false;
     }
     out->num_ranks = (uint32_t)row_count;  /* one row per (rank, region) */
@@ -461,7 +463,7 @@ int spi_region_stats_from_rows(spi_region_stats *out, const spi_profile *profile
                 /* the caller's err already names the rank's problem */
                 ex_status = SP_ERR_NESTING;
             }
-            exclusive += value;
+            exclusive = spi_sat_add_i64(exclusive, value);
         }
         if (ex_status == SP_OK) {
             out->exclusive_ns = exclusive;
@@ -575,7 +577,9 @@ int spi_rows_exclusive(const spi_profile *profile, int64_t *exclusive_ns, bool *
                                               rows + a, b - a, &local);
             if (st == SP_OK) {
                 for (size_t i = 0; i < tree.call_count; i++)
-                    if (needs[tree.rows[i]]) exclusive_ns[tree.rows[i]] += tree.exclusive[i];
+                    if (needs[tree.rows[i]])
+                        exclusive_ns[tree.rows[i]] =
+                            spi_sat_add_i64(exclusive_ns[tree.rows[i]], tree.exclusive[i]);
                 spi_rank_tree_free(&tree);
             } else if (st == SP_ERR_NESTING) {
                 for (size_t i = a; i < b; i++)

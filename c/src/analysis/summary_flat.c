@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/sat_math.h"
 #include "util/alloc.h"
 #include "analysis/stats.h"
 #include "analysis/summary_rows.h"
@@ -30,11 +31,7 @@ static int cmp_i64(const void *a, const void *b) {
 
 /* Sums of stored values saturate, as in summary_rows.c: a damaged file
  * must not make them wrap. */
-static int64_t sat_add(int64_t a, int64_t b) {
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
+static inline int64_t sat_add(int64_t a, int64_t b) { return spi_sat_add_i64(a, b); }
 
 /* Sorts (start, end) pairs by start: two int64 per element compared on
  * the first. */

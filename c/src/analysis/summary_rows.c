@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/sat_math.h"
 #include "util/alloc.h"
 #include "analysis/call_paths.h"
 #include "analysis/calltree.h"
@@ -143,11 +144,7 @@ static int cmp_rank_rows(const void *a, const void *b) {
 
 /* Sums of stored values saturate: a damaged file must not make them wrap
  * (nor trip the sanitizers); a real run is ~290 years from the limit. */
-static int64_t sat_add(int64_t a, int64_t b) {
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r)) return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
+static inline int64_t sat_add(int64_t a, int64_t b) { return spi_sat_add_i64(a, b); }
 
 /* Per-rank spread of a row: mean, min and max of the totals of the ranks
  * that ran it, and the imbalance max/mean - 1 in percent (FORMAT.md 7.3). */

@@ -151,19 +151,36 @@ static H5T_conv_ret_t refuse_out_of_range(H5T_conv_except_t kind, hid_t src, hid
         kind == H5T_CONV_EXCEPT_TRUNCATE || kind == H5T_CONV_EXCEPT_PRECISION ||
         kind == H5T_CONV_EXCEPT_NAN || kind == H5T_CONV_EXCEPT_PINF ||
         kind == H5T_CONV_EXCEPT_NINF) {
-        if (user) *(bool *)user = true;
+        bool *flag = *(bool **)user;
+        if (flag) *flag = true;
         return H5T_CONV_ABORT;
     }
     return H5T_CONV_UNHANDLED;
 }
 
+/* One transfer list for the whole process: creating a property list costs
+ * more than reading a small slice (a file of 10^5 ranks read on demand
+ * spent a third of its time in H5Pcreate). Its callback reports through
+ * strict_flag, which each caller points at its own flag just before its
+ * read; that is safe because every reader holds the readers' lock
+ * (reader_lock.h) from here to its H5Dread. */
+static hid_t strict_dxpl = -1;
+static bool *strict_flag = NULL;
+
 hid_t spi_h5r_strict_dxpl(bool *out_of_range) {
-    hid_t dxpl = H5Pcreate(H5P_DATASET_XFER);
-    if (dxpl >= 0 && H5Pset_type_conv_cb(dxpl, refuse_out_of_range, out_of_range) < 0) {
-        H5Pclose(dxpl);
-        return -1;
+    if (strict_dxpl < 0 || H5Iis_valid(strict_dxpl) <= 0) { /* H5close() drops every id */
+        strict_dxpl = H5Pcreate(H5P_DATASET_XFER);
+        if (strict_dxpl >= 0 &&
+            H5Pset_type_conv_cb(strict_dxpl, refuse_out_of_range, &strict_flag) < 0) {
+            H5Pclose(strict_dxpl);
+            strict_dxpl = -1;
+        }
+        if (strict_dxpl < 0) return -1;
     }
-    return dxpl;
+    /* The caller's H5Pclose takes back this reference; ours stays. */
+    if (H5Iinc_ref(strict_dxpl) < 0) return -1;
+    strict_flag = out_of_range;
+    return strict_dxpl;
 }
 
 int spi_h5r_open_event_column(const spi_h5r *h, hid_t events, const char *name, uint64_t needed,

@@ -38,10 +38,12 @@ typedef struct spi_h5r {
  * a damaged datatype message must not size a conversion buffer. */
 bool spi_h5r_sane_scalar_type(hid_t type, H5T_class_t want);
 
-/* A new dataset transfer list whose conversion callback aborts the read on
- * a value that does not fit the memory type (HDF5 would clamp it silently:
- * a stored -1 read as unsigned becomes 0). *out_of_range is set when that
- * happened. Caller closes it; < 0 on failure. */
+/* A dataset transfer list whose conversion callback aborts the read on a
+ * value that does not fit the memory type (HDF5 would clamp it silently: a
+ * stored -1 read as unsigned becomes 0). *out_of_range is set when that
+ * happened in the next read made with it. One list shared by the process
+ * (a new reference each call): call it under the readers' lock right
+ * before the read, and H5Pclose it after. < 0 on failure. */
 hid_t spi_h5r_strict_dxpl(bool *out_of_range);
 
 /* 1 if the link `name` (may contain '/') exists below loc, 0 if not; a
