@@ -200,7 +200,7 @@ static int checked_object(const spm_copy *c, hid_t loc, const char *name, const 
 int spm_copy_open_group(const spm_copy *c, hid_t loc, const char *name, const char *src_path,
                         hid_t *group) {
     *group = -1;
-    H5O_type_t type;
+    H5O_type_t type = H5O_TYPE_UNKNOWN; /* set on SP_OK; -O3 cannot see it */
     int status = checked_object(c, loc, name, src_path, &type);
     if (status != SP_OK) return status;
     if (type != H5O_TYPE_GROUP) return refuse(c, src_path, "is not a group");
@@ -375,7 +375,7 @@ static int copy_group(const spm_copy *c, hid_t loc, const char *name, const char
 static int copy_object(const spm_copy *c, hid_t loc, const char *name, const char *src_path,
                        const char *dst, int depth) {
     if (depth > COPY_MAX_DEPTH) return refuse(c, src_path, "is nested too deeply");
-    H5O_type_t type;
+    H5O_type_t type = H5O_TYPE_UNKNOWN; /* set on SP_OK; -O3 cannot see it */
     int status = checked_object(c, loc, name, src_path, &type);
     if (status != SP_OK) return status;
     if (type == H5O_TYPE_GROUP) return copy_group(c, loc, name, src_path, dst, depth);
