@@ -16,8 +16,10 @@ import argparse
 import os
 import re
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mpi_job  # noqa: E402
 
 try:
     import h5py
@@ -36,42 +38,19 @@ args = ap.parse_args()
 
 shutil.rmtree(args.workdir, ignore_errors=True)
 os.makedirs(args.workdir)
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1",
-           SCOPE_PROFILER_SUMMARY="0")
 # The program's own path must decide: SCOPE_PROFILER_FILE would override it.
-for var in ("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_MODE",
-            "SCOPE_PROFILER_LABEL", "SCOPE_PROFILER_DISABLE", "SCOPE_PROFILER_MPI",
-            "SCOPE_PROFILER_MPI_FILTER", "SCOPE_PROFILER_MPI_MAX_NAMES", "LD_PRELOAD"):
-    env.pop(var, None)
-env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
-cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.ranks), "-x", "SCOPE_PROFILER_SUMMARY",
-       "-x", "ASAN_OPTIONS"]
-if args.preload:
-    asan = subprocess.run(["sh", "-c", f"ldd {args.program} | awk '/libasan/ {{print $3}}'"],
-                          capture_output=True, text=True).stdout.strip()
-    cmd += ["-x", "LD_PRELOAD=" + ":".join(p for p in (asan, args.preload) if p)]
-cmd += [args.program] + ([] if args.mode == "fortran" else [args.mode])
-try:
-    run = subprocess.run(cmd, cwd=args.workdir, env=env, capture_output=True, text=True,
-                         timeout=150)
-except subprocess.TimeoutExpired:
-    print("FAIL: the job did not end in 150 s")
-    sys.exit(1)
-print(run.stdout)
-print(run.stderr, file=sys.stderr)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
-
-
-def finish():
-    print(f"{len(failures)} failed" if failures else "adopt: all checks passed")
-    sys.exit(1 if failures else 0)
+env = mpi_job.job_env(drop=("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_MODE",
+                            "SCOPE_PROFILER_LABEL", "SCOPE_PROFILER_DISABLE", "SCOPE_PROFILER_MPI",
+                            "SCOPE_PROFILER_MPI_FILTER", "SCOPE_PROFILER_MPI_MAX_NAMES",
+                            "LD_PRELOAD"),
+                      SCOPE_PROFILER_SUMMARY="0")
+cmd = mpi_job.launch(args.mpiexec, args.ranks, ("SCOPE_PROFILER_SUMMARY", "ASAN_OPTIONS"),
+                     [args.program] + ([] if args.mode == "fortran" else [args.mode]),
+                     preload=args.preload)
+run = mpi_job.run(cmd, args.workdir, env)
+check = mpi_job.Checks("adopt")
+failures = check.failures
+finish = check.finish
 
 
 check(run.returncode == 0, f"mpirun exit code {run.returncode}")

@@ -32,6 +32,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mpi_job  # noqa: E402
 from pmpi_names import (byte_role, canonical_problem, coarsen, decode, expected,  # noqa: E402
                         package_parse, program_messages, wrapped_ops)
 
@@ -58,14 +60,10 @@ args = ap.parse_args()
 shutil.rmtree(args.workdir, ignore_errors=True)
 os.makedirs(args.workdir)
 out = os.path.join(args.workdir, "job.h5")
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1",
-           SCOPE_PROFILER_FILE=out, SCOPE_PROFILER_SUMMARY="0")
-for var in ("SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_MPI", "SCOPE_PROFILER_MPI_FILTER",
-            "SCOPE_PROFILER_MPI_MAX_NAMES", "SCOPE_PROFILER_MPI_NAMES", "LD_PRELOAD"):
-    env.pop(var, None)
-# Open MPI keeps allocations from MPI_Init alive past exit by design.
-env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
+env = mpi_job.job_env(drop=("SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_MPI",
+                            "SCOPE_PROFILER_MPI_FILTER", "SCOPE_PROFILER_MPI_MAX_NAMES",
+                            "SCOPE_PROFILER_MPI_NAMES", "LD_PRELOAD"),
+                      SCOPE_PROFILER_FILE=out, SCOPE_PROFILER_SUMMARY="0")
 if args.mode == "filter":
     env["SCOPE_PROFILER_MPI_FILTER"] = "^(allreduce|barrier)$"
 if args.mode == "off":
@@ -77,39 +75,17 @@ if args.mode in NAME_FORMS:
 # The names the file should hold: names_bad keeps the full form.
 form = NAME_FORMS.get(args.mode, "full").replace("fine", "full")
 plan_like = args.mode in ("plan", "filter") or args.mode in NAME_FORMS
-cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.ranks)]
-for var in ("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_SUMMARY", "SCOPE_PROFILER_MPI",
-            "SCOPE_PROFILER_MPI_FILTER", "SCOPE_PROFILER_MPI_MAX_NAMES",
-            "SCOPE_PROFILER_MPI_NAMES", "ASAN_OPTIONS"):
-    if var in env:
-        cmd += ["-x", var]
-if args.preload:
-    # Under ASan the sanitizer runtime must come first in the preload list.
-    asan = subprocess.run(["sh", "-c", f"ldd {args.program} | awk '/libasan/ {{print $3}}'"],
-                          capture_output=True, text=True).stdout.strip()
-    # -x NAME=value: the ranks get it, mpirun itself is not preloaded.
-    cmd += ["-x", "LD_PRELOAD=" + ":".join(p for p in (asan, args.preload) if p)]
-cmd += [args.program, args.mode if args.mode in ("invalid", "abort") else "plan"]
-try:
-    run = subprocess.run(cmd, cwd=args.workdir, env=env, capture_output=True, text=True,
-                         timeout=150)
-except subprocess.TimeoutExpired:
-    print("FAIL: the job did not end in 150 s")
-    sys.exit(1)
-print(run.stdout)
-print(run.stderr, file=sys.stderr)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
-
-
-def finish():
-    print(f"{len(failures)} failed" if failures else "pmpi: all checks passed")
-    sys.exit(1 if failures else 0)
+forwarded = [var for var in ("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_SUMMARY",
+                              "SCOPE_PROFILER_MPI", "SCOPE_PROFILER_MPI_FILTER",
+                              "SCOPE_PROFILER_MPI_MAX_NAMES", "SCOPE_PROFILER_MPI_NAMES",
+                              "ASAN_OPTIONS") if var in env]
+cmd = mpi_job.launch(args.mpiexec, args.ranks, forwarded,
+                     [args.program, args.mode if args.mode in ("invalid", "abort") else "plan"],
+                     preload=args.preload)
+run = mpi_job.run(cmd, args.workdir, env)
+check = mpi_job.Checks("pmpi")
+failures = check.failures
+finish = check.finish
 
 
 BYTE_FIELDS = ("calls", "bytes_sent", "bytes_received", "bytes_collective", "calls_unknown_bytes")

@@ -212,14 +212,14 @@ static int settle_job(spi_error *err) {
 
 /* fork(): a child does not continue the parent's session. It records
  * nothing and writes nothing (never the parent's output path) unless it
- * calls sp_setup itself; the parent's session goes on unchanged. */
+ * calls sp_setup itself; the parent's session goes on unchanged.
+ * The configuration is forgotten, not freed: another thread of the parent
+ * may have been inside release_config at the fork, so the child's copy of
+ * a pointer may already be freed, and a second free would corrupt the
+ * child's heap. The few strings stay allocated in the child (constant
+ * memory, whatever the parent did). */
 static void forked_child(void) {
     spi_recorder_fork_child();
-    spi_free(config.adoptable_by);
-    spi_free(config.file_path);
-    spi_free(config.first_path);
-    spi_free(config.label);
-    spi_free(config.perf_events);
     config = (spi_config){0};
 }
 
