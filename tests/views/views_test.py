@@ -28,6 +28,9 @@ except ImportError as exc:  # pragma: no cover
     print(f"skip: {exc}")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from h5_calls import read_calls  # noqa: E402
+
 parser = argparse.ArgumentParser()
 for opt in ("export", "report", "make", "data", "views"):
     parser.add_argument("--" + opt, required=True)
@@ -111,27 +114,8 @@ class Profile:
                               int(excl[r]) if excl[r] >= 0 else int(tot[r]))
                              for r in range(len(ranks))]
                 return
-            ev = f["events"]
-            offsets = idx["event_offsets"][()].astype(np.int64)
-            counts = idx["event_counts"][()].astype(np.int64)
-            if "start_deltas" in ev:
-                deltas, durs = ev["start_deltas"][()], ev["durations"][()]
-            else:
-                st, en = ev["start_times"][()], ev["end_times"][()]
-            col = {k: ev[k][()] for k in ("call_ids", "parent_ids", "thread_ids") if k in ev}
-            for row in range(len(ranks)):
-                o, n = int(offsets[row]), int(counts[row])
-                if "start_deltas" in ev:
-                    starts = np.cumsum(deltas[o:o + n])
-                    ends = starts + durs[o:o + n]
-                else:
-                    starts, ends = st[o:o + n], en[o:o + n]
-                for k in range(n):
-                    get = lambda c: int(col[c][o + k]) if c in col else None
-                    tid = get("thread_ids")
-                    self.calls.append((int(ranks[row]), -1 if tid is None else tid,
-                                       self.regions[region_ids[row]], int(starts[k]),
-                                       int(ends[k]), get("call_ids"), get("parent_ids")))
+        self.calls = [(c["rank"], c["thread"], c["region"], c["start"], c["end"], c["id"],
+                       c["parent"]) for c in read_calls(path)]
 
     def lanes(self):
         lanes = collections.defaultdict(list)

@@ -45,6 +45,9 @@ except ImportError:
     print("SKIP: h5py/numpy not installed")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from h5_calls import read_calls  # noqa: E402
+
 parser = argparse.ArgumentParser()
 for opt in ("export", "report", "make"):
     parser.add_argument("--" + opt, required=True)
@@ -124,34 +127,6 @@ INTERLEAVED = [("A:main", 0, 1000, 0, -1, 0), ("A:flux_row", 100, 800, 1, 0, 0),
 
 
 # ---- the reference tree, read with h5py ---------------------------------------
-
-def read_calls(path):
-    """Every call: dict with rank, thread, region, start, end, id, parent."""
-    calls = []
-    with h5py.File(path, "r") as f:
-        names = [n.decode() if isinstance(n, bytes) else n for n in f["region_table/names"][()]]
-        idx, ev = f["rank_region_index"], f["events"]
-        offsets, counts = idx["event_offsets"][()], idx["event_counts"][()]
-        if "start_deltas" in ev:
-            deltas, durs = ev["start_deltas"][()], ev["durations"][()]
-        else:
-            st, en = ev["start_times"][()], ev["end_times"][()]
-        col = {k: ev[k][()] for k in ("call_ids", "parent_ids", "thread_ids") if k in ev}
-        for row in range(len(offsets)):
-            o, n = int(offsets[row]), int(counts[row])
-            if "start_deltas" in ev:
-                starts = np.cumsum(deltas[o:o + n])
-                ends = starts + durs[o:o + n]
-            else:
-                starts, ends = st[o:o + n], en[o:o + n]
-            for k in range(n):
-                get = lambda c, d: int(col[c][o + k]) if c in col else d
-                calls.append({"rank": int(idx["ranks"][row]), "thread": get("thread_ids", -1),
-                              "region": names[int(idx["region_ids"][row])],
-                              "start": int(starts[k]), "end": int(ends[k]),
-                              "id": get("call_ids", None), "parent": get("parent_ids", None)})
-    return calls
-
 
 def reference_paths(calls):
     """Each call's path (regions from its root): by stored parent when the
