@@ -13,11 +13,12 @@ def utf8(b):
     return b.decode("utf-8", "replace") if isinstance(b, bytes) else b
 
 
-def read_calls(path):
-    """Every call of a trace file, as dicts: rank, thread (-1 when the file
-    has no thread ids), region (name), start, end (ns), id and parent (None
-    when the file has no such column). Rows in index order, calls in
-    stored order within a row."""
+def read_calls(path, no_thread=-1):
+    """Every call of a trace file, as dicts: rank, thread (`no_thread` when
+    the file has no thread ids), region (name), index (the call's place in
+    its row), start, end (ns), id and parent (None when the file has no
+    such column). Rows in index order, calls in stored order within a
+    row."""
     calls = []
     with h5py.File(path, "r") as f:
         names = [utf8(n) for n in f["region_table/names"][()]]
@@ -42,8 +43,8 @@ def read_calls(path):
             for k in range(n):
                 def get(c, default):
                     return int(col[c][o + k]) if c in col else default
-                calls.append({"rank": int(ranks[row]), "thread": get("thread_ids", -1),
-                              "region": names[int(region_ids[row])],
+                calls.append({"rank": int(ranks[row]), "thread": get("thread_ids", no_thread),
+                              "region": names[int(region_ids[row])], "index": k,
                               "start": int(starts[k]), "end": int(ends[k]),
                               "id": get("call_ids", None), "parent": get("parent_ids", None)})
     return calls

@@ -26,6 +26,9 @@ except ImportError as exc:  # pragma: no cover
     print(f"skip: {exc}")
     sys.exit(77)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from h5_calls import read_calls  # noqa: E402
+
 parser = argparse.ArgumentParser()
 for opt in ("export", "check", "inspect", "make", "data"):
     parser.add_argument("--" + opt, required=True)
@@ -143,33 +146,11 @@ class Profile:
                 self.aggregate = True
                 self.total_calls = int(idx["aggregate_counts"][()].sum())
                 return
-            ev = f["events"]
-            offsets = idx["event_offsets"][()].astype(np.int64)
-            counts = idx["event_counts"][()].astype(np.int64)
-            if "start_deltas" in ev:
-                deltas = ev["start_deltas"][()]
-                durs = ev["durations"][()]
-            else:
-                st = ev["start_times"][()]
-                en = ev["end_times"][()]
-            col = {k: ev[k][()] for k in ("call_ids", "parent_ids", "thread_ids") if k in ev}
-            self.has_ids = "call_ids" in col
-            self.has_threads = "thread_ids" in col
-            for row in range(len(ranks)):
-                o, n = int(offsets[row]), int(counts[row])
-                if "start_deltas" in ev:
-                    starts = np.cumsum(deltas[o:o + n])
-                    d = durs[o:o + n]
-                    ends = starts + d
-                else:
-                    starts, ends = st[o:o + n], en[o:o + n]
-                    d = ends - starts
-                name = self.regions[region_ids[row]]
-                for k in range(n):
-                    opt = [int(col[c][o + k]) if c in col else None
-                           for c in ("call_ids", "parent_ids", "thread_ids")]
-                    self.calls.append((int(ranks[row]), name, k, int(starts[k]), int(ends[k]),
-                                       int(d[k]), *opt))
+            self.has_ids = "call_ids" in f["events"]
+            self.has_threads = "thread_ids" in f["events"]
+            self.calls = [(c["rank"], c["region"], c["index"], c["start"], c["end"],
+                           c["end"] - c["start"], c["id"], c["parent"], c["thread"])
+                          for c in read_calls(self.path, no_thread=None)]
             if "thread_table" in f:
                 tt = f["thread_table"]
                 for i in range(len(tt["index"])):
