@@ -2,7 +2,8 @@
  * job.h - the job this process belongs to: alone, or one rank of an MPI
  * communicator. Two back ends implement it, chosen by the build:
  * job/job_serial.c (no MPI) and job/job_mpi.c (MPI; also correct when the
- * program never initialises MPI, which makes it the serial case).
+ * program never initialises MPI, which makes it the serial case), with
+ * job/job_mpi_paths.c for the summary's paths.
  *
  * With MPI, spi_job_start and spi_job_write are collective over the
  * communicator: every rank must call them.
@@ -14,6 +15,7 @@
 #include <stdint.h>
 
 #include "util/error.h"
+#include "profile/path_pool.h"
 #include "profile/profile.h"
 
 typedef struct spi_job_totals {
@@ -78,19 +80,23 @@ typedef struct spi_rank_report {
  * NULL elsewhere. SP_OK, SP_ERR_MPI or SP_ERR_OUT_OF_MEMORY. */
 int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, spi_error *err);
 
-/* Every rank's summary call paths, with their region names, to rank 0 (the
- * end-of-run summary of a multi-rank trace; run_paths.h). `mine` are this
- * rank's paths, their region indexing local->names. On rank 0, *all holds
- * every rank's paths in rank order (each tagged with its rank, parents
- * indexing within its rank) and *all_names the names they use: a path's
- * `region` is the byte offset of its NUL-terminated name in *all_names.
- * Both NULL on other ranks; free with spi_free. Collective with MPI: every
- * rank calls it, whatever its status (`status` is returned unless a new
- * error comes). SP_OK, SP_ERR_MPI, SP_ERR_UNSUPPORTED (over 2 GiB) or
- * SP_ERR_OUT_OF_MEMORY. */
+/* Every rank's summary call paths folded on rank 0 into `pool` (the
+ * end-of-run summary of a multi-rank trace; run_paths.h, path_pool.h).
+ * `mine` are this rank's paths, their region indexing local->names.
+ * `pool` is initialised by the caller (spi_path_pool_init), or NULL on
+ * rank 0 when it prints no table from paths (summary off, aggregate mode):
+ * then one broadcast tells the others and nothing is sent. On rank 0 it
+ * receives every rank's paths pooled by their names, in rank order, and
+ * grows with the distinct paths only: rank 0 takes the ranks one at a
+ * time and keeps none of them. Other ranks, and a process alone (its
+ * table comes from its own paths), leave it empty. Collective
+ * with MPI: every rank calls it, whatever its status (`status` is
+ * returned unless a new error comes). SP_OK, SP_ERR_MPI,
+ * SP_ERR_UNSUPPORTED (a rank's paths over 2 GiB), SP_ERR_CORRUPT (a
+ * rank's paths arrived damaged) or SP_ERR_OUT_OF_MEMORY (the pool is then
+ * incomplete: free it and print without it). Not thread-safe. */
 int spi_job_gather_paths(const spi_call_path *mine, size_t count, const spi_profile *local,
-                         int status, spi_call_path **all, size_t *all_count, char **all_names,
-                         spi_error *err);
+                         int status, spi_path_pool *pool, spi_error *err);
 
 /* Leave the job (releases the duplicated communicator and the finalize
  * hook). Safe to call when not started. */

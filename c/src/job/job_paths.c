@@ -9,6 +9,7 @@
 
 #include "util/alloc.h"
 #include "util/error.h"
+#include "profile/path_pool.h"
 
 int spi_job_paths_pack(const spi_call_path *paths, size_t count, const spi_profile *local,
                        spi_call_path **packed, char **names, uint64_t *bytes) {
@@ -46,4 +47,33 @@ int spi_job_paths_pack(const spi_call_path *paths, size_t count, const spi_profi
     spi_free(offsets);
     *bytes = total;
     return SP_OK;
+}
+
+int spi_job_paths_pool_add(spi_path_pool *pool, uint32_t rank, const spi_call_path *packed,
+                           size_t count, const char *names, uint64_t name_bytes,
+                           spi_error *err) {
+    int status = spi_path_pool_add_rank(pool, rank, packed, count, names, (size_t)name_bytes);
+    if (status == SP_ERR_CORRUPT)
+        return spi_error_set(err, status,
+                             "rank %u's summary call paths arrived damaged (a name or parent "
+                             "out of range)", rank);
+    if (status != SP_OK)
+        return spi_error_set(err, status, "out of memory while pooling the summary's paths");
+    return SP_OK;
+}
+
+int spi_job_paths_pool_own(const spi_call_path *paths, size_t count, const spi_profile *local,
+                           spi_path_pool *pool, spi_error *err) {
+    spi_call_path *packed = NULL;
+    char *names = NULL;
+    uint64_t bytes = 0;
+    int status = spi_job_paths_pack(paths, count, local, &packed, &names, &bytes);
+    if (status == SP_OK) status = spi_job_paths_pool_add(pool, 0, packed, count, names, bytes, err);
+    else if (status == SP_ERR_OUT_OF_MEMORY)
+        spi_error_set(err, status, "out of memory while summarising the calls");
+    else
+        spi_error_set(err, status, "the summary's region names are over 4 GiB");
+    spi_free(packed);
+    spi_free(names);
+    return status;
 }

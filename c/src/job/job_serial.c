@@ -5,7 +5,6 @@
 #include "job/job.h"
 
 #include "format/h5_writer.h"
-#include "job/job_paths.h"
 #include "util/alloc.h"
 
 int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error *err) {
@@ -47,16 +46,13 @@ int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, s
 }
 
 int spi_job_gather_paths(const spi_call_path *mine, size_t count, const spi_profile *local,
-                         int status, spi_call_path **all, size_t *all_count, char **all_names,
-                         spi_error *err) {
-    *all = NULL;
-    *all_count = 0;
-    *all_names = NULL;
-    if (status != SP_OK) return status;
-    uint64_t bytes = 0;
-    status = spi_job_paths_pack(mine, count, local, all, all_names, &bytes);
-    if (status == SP_OK) *all_count = count;
-    else spi_error_set(err, status, "out of memory while summarising the calls");
+                         int status, spi_path_pool *pool, spi_error *err) {
+    /* one process: the table is printed from its own paths (no pool) */
+    (void)mine;
+    (void)count;
+    (void)local;
+    (void)pool;
+    (void)err;
     return status;
 }
 

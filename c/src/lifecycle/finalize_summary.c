@@ -8,7 +8,9 @@
  * every call of every rank on rank 0 (2.8 GB for 20M calls of one region;
  * rank 0 growing with the job). Now each rank folds its calls into call
  * paths while its events are still in memory or in its spill file
- * (run_paths.h: one walk), rank 0 gathers the paths with their names, and
+ * (run_paths.h: one walk), rank 0 folds the ranks' paths by name into one
+ * pool as they arrive, one rank at a time (job.h, profile/path_pool.h:
+ * its memory grows with the distinct paths, not with the ranks), and
  * the table is printed from the paths plus the rows' stored statistics
  * (a multi-rank job's read back with SPI_READ_SUMMARY_ONLY: the index
  * only). The tree, counts, totals, own times, min, max, std and the
@@ -40,7 +42,9 @@ bool spi_finalize_summary_wanted(bool quiet) {
 void spi_finalize_summary_start(spi_finalize_summary *s, spi_session *session, uint32_t rank,
                                 bool wanted) {
     *s = (spi_finalize_summary){.wanted = wanted, .status = SP_OK};
+    spi_path_pool_init(&s->pool);
     if (!wanted || session->aggregate) return;
+    s->needs_paths = true;
     int64_t start = spi_clock_now_ns();
     s->status = spi_run_summary_paths(session, rank, &s->paths, &s->count);
     s->ns += spi_clock_now_ns() - start;
@@ -50,11 +54,17 @@ int spi_finalize_summary_gather(spi_finalize_summary *s, const spi_profile *loca
                                 spi_error *err) {
     int64_t start = spi_clock_now_ns();
     /* collective with MPI: every rank calls it, with no paths when it has none */
-    int status = spi_job_gather_paths(s->paths, s->count, local, s->status, &s->all,
-                                      &s->all_count, &s->all_names, err);
+    /* rank 0 decides: without a table to print it asks for nothing */
+    int status = spi_job_gather_paths(s->paths, s->count, local, s->status,
+                                      s->needs_paths ? &s->pool : NULL, err);
     if (s->status == SP_OK && status != SP_OK) {
         s->status = status;
         s->gather_failed = true;
+    }
+    if (spi_job_size() > 1) { /* pooled on rank 0 now; only a one-rank table reads them */
+        spi_free(s->paths);
+        s->paths = NULL;
+        s->count = 0;
     }
     s->ns += spi_clock_now_ns() - start;
     return status;
@@ -88,18 +98,23 @@ static long name_index_find(const name_index *x, const char *name) {
     return -1;
 }
 
-/* The gathered paths' regions (offsets into all_names) as indices of
+/* The pooled paths' regions (indices of the pool's names) as indices of
  * job->names. SP_OK, SP_ERR_OUT_OF_MEMORY, or SP_ERR_INVALID_ARGUMENT when
  * a name is missing from the file (then the table is printed flat). */
 static int map_regions(spi_finalize_summary *s, const spi_profile *job) {
     name_index x;
     if (name_index_build(&x, job) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
     int status = SP_OK;
-    for (size_t i = 0; i < s->all_count && status == SP_OK; i++) {
-        long index = name_index_find(&x, s->all_names + s->all[i].region);
-        if (index < 0) status = SP_ERR_INVALID_ARGUMENT;
-        else s->all[i].region = (uint32_t)index;
+    spi_path_pool *pool = &s->pool;
+    long *index = spi_calloc(pool->name_count + 1, sizeof *index);
+    if (!index) status = SP_ERR_OUT_OF_MEMORY;
+    for (size_t i = 0; i < pool->name_count && status == SP_OK; i++) {
+        index[i] = name_index_find(&x, pool->names[i]);
+        if (index[i] < 0) status = SP_ERR_INVALID_ARGUMENT;
     }
+    for (size_t i = 0; i < pool->count && status == SP_OK; i++)
+        pool->paths[i].region = (uint32_t)index[pool->paths[i].region];
+    spi_free(index);
     spi_free(x.slots);
     return status;
 }
@@ -129,13 +144,15 @@ void spi_finalize_summary_print(spi_finalize_summary *s, const spi_profile *loca
     } else if (written) {
         spi_profile job = {0};
         if (spi_profile_read(&job, path, SPI_READ_SUMMARY_ONLY, &err) == SP_OK) {
-            if (s->status == SP_OK && s->all && map_regions(s, &job) == SP_OK) {
-                job.paths = s->all; /* borrowed: taken back before the free */
-                job.path_count = s->all_count;
+            if (s->status == SP_OK && s->pool.count && map_regions(s, &job) == SP_OK) {
+                job.paths = s->pool.paths; /* borrowed: taken back before the free */
+                job.path_count = s->pool.count;
+                job.path_ranks = s->pool.ranks;
             }
             spi_summary_print(&job, stdout, NULL, &err);
             job.paths = NULL;
             job.path_count = 0;
+            job.path_ranks = NULL;
         }
         spi_profile_free(&job);
     }
@@ -153,7 +170,6 @@ void spi_finalize_summary_print(spi_finalize_summary *s, const spi_profile *loca
 
 void spi_finalize_summary_free(spi_finalize_summary *s) {
     spi_free(s->paths);
-    spi_free(s->all);
-    spi_free(s->all_names);
+    spi_path_pool_free(&s->pool);
     *s = (spi_finalize_summary){0};
 }
