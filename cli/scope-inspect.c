@@ -20,6 +20,7 @@
 #include "inspect_counters.h"
 #include "inspect_comm.h"
 #include "inspect_mpi.h"
+#include "inspect_threads.h"
 #include "scope_profiler.h"
 #include "scope_profiler_results.h"
 #include "scope_profiler_summary.h"
@@ -40,6 +41,14 @@ static const char *const usage_text =
     "in it outside its children, and recursion is collapsed into one row marked\n"
     "with a circular arrow (\"(rec)\" in ASCII). Durations are in seconds.\n"
     "\n"
+    "Threads: a row's calls and total are summed over the threads that ran it\n"
+    "(column \"threads\", shown when some row ran on several threads), so an\n"
+    "OpenMP parallel region can add up to more than its parent. \"(own)\" is the\n"
+    "parent's total minus its children's time on the parent's own threads;\n"
+    "\"other thr\" is the time of a row's calls that ran beside their parent on\n"
+    "another thread (OpenMP workers), part of the row's total but not of its\n"
+    "parent's. A legend under the table says so.\n"
+    "\n"
     "Options:\n"
     "  --include REGEX   only regions whose name matches (POSIX extended regex,\n"
     "                    anchored at the start of the name); repeatable\n"
@@ -48,11 +57,17 @@ static const char *const usage_text =
     "  --ranks LIST      pool only these ranks, e.g. 0,2-3\n"
     "  --sort KEY        start (default: tree order, siblings by first start),\n"
     "                    total, calls, avg, min, max, first, last, std, p50,\n"
-    "                    p95, p99, imbalance, exclusive (largest first), name\n"
+    "                    p95, p99, imbalance, exclusive, threads (largest\n"
+    "                    first), name\n"
     "  --columns LIST    comma-separated table columns, from:\n"
     "                    COLUMNS\n"
     "  --flat            one row per region instead of the call tree\n"
     "  --metadata-only   print the metadata block only\n"
+    "  --threads         add a per-thread breakdown: for each thread (its name\n"
+    "                    from the file's thread table, e.g. \"omp worker 2\" for\n"
+    "                    an unnamed OpenMP worker, and its rank) the call paths\n"
+    "                    it ran with calls, total and own time on that thread.\n"
+    "                    With --json: a \"threads\" member\n"
     "  --comm            add the communication matrix: bytes and messages per\n"
     "                    (sender, receiver) pair of MPI_COMM_WORLD ranks from the\n"
     "                    point-to-point MPI regions, each message counted once at\n"
@@ -86,6 +101,7 @@ typedef struct args {
     const char *columns;
     bool flat, metadata_only, json, ascii, unicode;
     bool comm;        /* --comm: the communication matrix */
+    bool threads;     /* --threads: the per-thread breakdown */
     size_t comm_top;  /* --comm-top */
     const char **files;
     size_t file_count;
@@ -122,6 +138,7 @@ static int parse_args(args *a, int argc, char **argv) {
         if (!strcmp(arg, "--metadata-only")) { a->metadata_only = true; continue; }
         if (!strcmp(arg, "--json")) { a->json = true; continue; }
         if (!strcmp(arg, "--comm")) { a->comm = true; continue; }
+        if (!strcmp(arg, "--threads")) { a->threads = true; continue; }
         if (!strcmp(arg, "--ascii")) { a->ascii = true; a->unicode = false; continue; }
         if (!strcmp(arg, "--unicode")) { a->unicode = true; a->ascii = false; continue; }
         /* Options with a value: "--opt VALUE" or "--opt=VALUE". */
@@ -352,6 +369,17 @@ static int print_json(FILE *out, const sp_results *res, const args *a) {
     inspect_json_mpi(out, res, (inspect_ranks){a->ranks, a->rank_count});
     if (a->comm && inspect_json_comm(out, res, (inspect_ranks){a->ranks, a->rank_count}) != SP_OK)
         status = SP_ERR_OUT_OF_MEMORY;
+    char threads_msg[1024] = "";
+    int threads_status = a->threads ? inspect_json_threads(out, res,
+                                                           (inspect_ranks){a->ranks, a->rank_count},
+                                                           threads_msg, sizeof threads_msg)
+                                    : SP_OK;
+    if (threads_status == SP_ERR_NESTING && !warning[0])
+        snprintf(warning, sizeof warning, "%s", threads_msg);
+    else if (threads_status != SP_OK && threads_status != SP_ERR_NESTING) {
+        fprintf(stderr, "scope-inspect: %s: %s\n", sp_results_path(res), threads_msg);
+        status = threads_status;
+    }
     fputs("  \"warnings\": [", out);
     if (warning[0]) cli_json_string(out, warning);  /* one message per file */
     fputs("],\n  \"regions\": [", out);
@@ -528,6 +556,17 @@ static int print_text(FILE *out, const sp_results *res, const args *a) {
                            a->comm_top ? a->comm_top : 20) != SP_OK) {
         snprintf(msg, sizeof msg, "out of memory for the communication matrix");
         status = SP_ERR_OUT_OF_MEMORY;
+    }
+    if (a->threads && (status == SP_OK || status == SP_ERR_NESTING)) {
+        char threads_msg[1024];
+        int st = inspect_print_threads(out, res, (inspect_ranks){a->ranks, a->rank_count},
+                                       threads_msg, sizeof threads_msg);
+        if (st == SP_ERR_NESTING)
+            fprintf(stderr, "scope-inspect: warning: %s: %s\n", sp_results_path(res), threads_msg);
+        else if (st != SP_OK) {
+            snprintf(msg, sizeof msg, "%s", threads_msg);
+            status = st;
+        }
     }
     if (status == SP_ERR_NESTING) {
         fprintf(stderr, "scope-inspect: warning: %s: %s\n", sp_results_path(res), msg);

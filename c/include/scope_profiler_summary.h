@@ -191,7 +191,8 @@ typedef struct sp_summary_options {
     const char *sort;              /**< NULL/"start" (pre-order, siblings by earliest
                                         start), "total", "calls", "avg", "min", "max",
                                         "first", "last", "std", "p50", "p95", "p99",
-                                        "imbalance", "exclusive" (descending, among
+                                        "imbalance", "exclusive", "threads",
+                                        "other_threads" (descending, among
                                         siblings), "name" (alphabetical) */
     const char *columns;           /**< comma-separated (sp_summary_column_names());
                                         NULL = region,calls,percent,parent_percent,
@@ -235,6 +236,55 @@ SP_API const char *sp_summary_column_names(void);
  */
 SP_API int sp_summary_print(const sp_results *results, FILE *out,
                             const sp_summary_options *options, char *errbuf, size_t errbuf_len);
+
+/**
+ * One call path on one thread of one rank (sp_summary_threads). Fields are
+ * never reordered; new ones are only appended.
+ */
+typedef struct sp_thread_row {
+    uint32_t rank;
+    int64_t thread;            /**< thread-table index of the rank
+                                    (sp_thread_info.index of that rank) */
+    size_t depth;              /**< path length - 1 (0 for a root) */
+    const size_t *path;        /**< depth + 1 region indices, root first; owned
+                                    by the array sp_summary_threads returned */
+    uint64_t calls;
+    int64_t total_ns;          /**< the path's calls on this thread */
+    int64_t own_ns;            /**< total minus the children's time on this
+                                    thread; never negative */
+    int64_t other_threads_ns;  /**< of total: calls that ran beside their
+                                    parent call on another thread (OpenMP
+                                    workers under the call that forked them) */
+} sp_thread_row;
+
+/**
+ * The summary's call paths split by thread (scope-inspect --threads): for
+ * every thread of every selected rank, each call path it ran with its
+ * calls, total and own time on that thread. A trace gives them from its
+ * calls' thread ids (one walk, memory per path a thread ran, not per
+ * call); an aggregate file from its per-thread call paths.
+ *
+ * ranks:   ranks to include, NULL = all.
+ * rows:    on SP_OK one array of *row_count rows (free with
+ *          sp_summary_threads_free), sorted by rank, thread, then the call
+ *          tree's pre-order (a parent before its children); *row_count is 0
+ *          when the file records no threads. NULL on error.
+ * Returns:
+ *   SP_OK
+ *   SP_ERR_INVALID_ARGUMENT  NULL results/rows/row_count, rank_count > 0
+ *                            with ranks NULL
+ *   SP_ERR_UNSUPPORTED       no calls and no call paths (summary-only
+ *                            reads, Python aggregate files)
+ *   SP_ERR_NESTING           a rank's calls do not nest (errbuf names them)
+ *   SP_ERR_OUT_OF_MEMORY, or the calls' read error of an on-demand object
+ * Thread-safety: see the overview.
+ */
+SP_API int sp_summary_threads(const sp_results *results, const uint32_t *ranks,
+                              size_t rank_count, sp_thread_row **rows, size_t *row_count,
+                              char *errbuf, size_t errbuf_len);
+
+/** Release what sp_summary_threads returned; NULL is a no-op. */
+SP_API void sp_summary_threads_free(sp_thread_row *rows);
 
 /**
  * Copy `name` (a region, event, group or metadata name read from a file)

@@ -107,6 +107,7 @@ static int take(spi_rank_merge *m, row_stream *s, size_t k, spi_error *err) {
     if (task >= 0) c->lane = task;
     else if (thread >= 0) c->lane = thread >= INT64_MAX - 1 ? INT64_MIN : -2 - thread;
     else c->lane = -1;
+    c->thread = thread;
     c->row = s->row;
     c->index = index;
     s->run_len++;

@@ -42,6 +42,7 @@ typedef struct spi_merged_call {
     int64_t parent;     /* stored parent id; -1 likewise */
     int64_t lane;       /* FORMAT.md 5: task id if >= 0, else -2 - thread id
                            if >= 0, else -1 */
+    int64_t thread;     /* thread-table index of the rank, -1 = unknown */
     size_t row;         /* index into profile->rows */
     uint64_t index;     /* the call's index in its row (stored order) */
 } spi_merged_call;

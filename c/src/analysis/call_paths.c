@@ -13,6 +13,7 @@
 #include "analysis/call_paths.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/alloc.h"
@@ -64,6 +65,8 @@ typedef struct node {
      * first, row, index), so the paths come out as the tree numbered them
      * and siblings that tie keep their order in the table. */
     node_key first_key;
+    uint32_t threads;         /* (rank, thread) pairs that ran it */
+    int64_t other_threads;
     /* the rank being walked */
     bool in_rank;
     int64_t rank_total, rank_exclusive, run_start, run_end;
@@ -79,6 +82,16 @@ typedef struct walker {
     size_t *touched;          /* nodes of the rank being walked */
     size_t touched_count, touched_cap;
     spi_duration_budget budget;
+    /* The rank's (path, thread) rows, keyed in `lanes` (row index + 1, 0 =
+     * empty): each row counts a thread for its path when the rank ends,
+     * and is kept in `kept` when the caller wants them. */
+    spi_path_thread *thread_rows;
+    size_t thread_row_count, thread_row_cap;
+    size_t *lanes;
+    size_t lanes_cap;
+    bool keep_threads;
+    spi_path_thread *kept;
+    size_t kept_count, kept_cap;
     spi_error *err;
 } walker;
 
@@ -150,6 +163,79 @@ static int node_get(walker *w, long parent, uint32_t region, long *out) {
     n->maximum = INT64_MIN;
     w->hash[h] = id + 1;
     *out = id;
+    return SP_OK;
+}
+
+/* ---- (path, thread) rows of the rank being walked -------------------------- */
+
+static size_t thread_hash(size_t path, int64_t thread, size_t cap) {
+    uint64_t h = (uint64_t)path * 0x9E3779B97F4A7C15ull ^ (uint64_t)thread * 0xC2B2AE3D27D4EB4Full;
+    h ^= h >> 31;
+    return (size_t)h & (cap - 1);
+}
+
+static int lanes_grow(walker *w) {
+    size_t cap = w->lanes_cap ? 2 * w->lanes_cap : 64;
+    size_t *lanes = spi_calloc(cap, sizeof *lanes);
+    if (!lanes) return oom(w);
+    for (size_t i = 0; i < w->thread_row_count; i++) {
+        size_t h = thread_hash(w->thread_rows[i].path, w->thread_rows[i].thread, cap);
+        while (lanes[h]) h = (h + 1) & (cap - 1);
+        lanes[h] = i + 1;
+    }
+    spi_free(w->lanes);
+    w->lanes = lanes;
+    w->lanes_cap = cap;
+    return SP_OK;
+}
+
+/* The row of (node, thread) in the rank being walked; NULL when create is
+ * false and it has none, or out of memory (err set). */
+static spi_path_thread *thread_row(walker *w, size_t path, int64_t thread, uint32_t rank,
+                                   bool create) {
+    if (create && 2 * (w->thread_row_count + 1) > w->lanes_cap && lanes_grow(w) != SP_OK)
+        return NULL;
+    if (w->lanes_cap == 0) return NULL;
+    size_t h = thread_hash(path, thread, w->lanes_cap);
+    for (; w->lanes[h]; h = (h + 1) & (w->lanes_cap - 1)) {
+        spi_path_thread *row = &w->thread_rows[w->lanes[h] - 1];
+        if (row->path == path && row->thread == thread) return row;
+    }
+    if (!create) return NULL;
+    if (w->thread_row_count == w->thread_row_cap) {
+        size_t cap = w->thread_row_cap ? 2 * w->thread_row_cap : 64;
+        spi_path_thread *rows = spi_reallocarray(w->thread_rows, cap, sizeof *rows);
+        if (!rows) {
+            oom(w);
+            return NULL;
+        }
+        w->thread_rows = rows;
+        w->thread_row_cap = cap;
+    }
+    spi_path_thread *row = &w->thread_rows[w->thread_row_count++];
+    *row = (spi_path_thread){.path = path, .rank = rank, .thread = thread};
+    w->lanes[h] = w->thread_row_count;
+    return row;
+}
+
+/* The rank is done: each (path, thread) row counts a thread for its path
+ * and is kept when wanted. */
+static int end_rank_threads(walker *w) {
+    for (size_t i = 0; i < w->thread_row_count; i++) w->nodes[w->thread_rows[i].path].threads++;
+    if (w->keep_threads && w->thread_row_count) {
+        if (w->kept_count + w->thread_row_count > w->kept_cap) {
+            size_t cap = w->kept_cap ? w->kept_cap : 64;
+            while (cap < w->kept_count + w->thread_row_count) cap *= 2;
+            spi_path_thread *kept = spi_reallocarray(w->kept, cap, sizeof *kept);
+            if (!kept) return oom(w);
+            w->kept = kept;
+            w->kept_cap = cap;
+        }
+        memcpy(w->kept + w->kept_count, w->thread_rows, w->thread_row_count * sizeof *w->kept);
+        w->kept_count += w->thread_row_count;
+    }
+    w->thread_row_count = 0;
+    if (w->lanes) memset(w->lanes, 0, w->lanes_cap * sizeof *w->lanes);
     return SP_OK;
 }
 
@@ -294,17 +380,38 @@ static int walk_rank(walker *w, uint32_t rank, const size_t *rows, size_t row_co
          * unless they ran on two known lanes at once (an OpenMP worker
          * under the call that forked it); a hidden parent has no path. */
         bool concurrent = c->lane != -1 && parent.lane != -1 && c->lane != parent.lane;
+        int64_t d = c->end - c->start;
+        spi_path_thread *mine = NULL;
+        if (own && c->thread >= 0) {
+            mine = thread_row(w, (size_t)id, c->thread, rank, true);
+            if (!mine) {
+                status = SP_ERR_OUT_OF_MEMORY;
+                break;
+            }
+            mine->count++;
+            mine->total = sat_add(mine->total, d);
+            mine->exclusive = sat_add(mine->exclusive, d);
+        }
+        if (own && found && concurrent) {
+            /* beside its parent: in its own total, outside the parent's */
+            w->nodes[id].other_threads = sat_add(w->nodes[id].other_threads, d);
+            if (mine) mine->other_threads = sat_add(mine->other_threads, d);
+        }
         if (found && parent.own && !concurrent) {
             node *up = &w->nodes[parent.node];
-            up->exclusive = sat_sub(up->exclusive, c->end - c->start);
-            up->rank_exclusive = sat_sub(up->rank_exclusive, c->end - c->start);
+            up->exclusive = sat_sub(up->exclusive, d);
+            up->rank_exclusive = sat_sub(up->rank_exclusive, d);
+            spi_path_thread *above =
+                c->thread >= 0 ? thread_row(w, (size_t)parent.node, c->thread, rank, false) : NULL;
+            if (above) above->exclusive = sat_sub(above->exclusive, d);
         }
         status = spi_call_nesting_push(nesting, c, (spi_nest_value){id, own, c->lane}, w->err);
     }
     spi_call_nesting_close(nesting);
     spi_rank_merge_close(merge);
     end_rank(w);
-    return status;
+    int threads = end_rank_threads(w);
+    return status != SP_OK ? status : threads;
 }
 
 /* ---- the paths out ------------------------------------------------------- */
@@ -312,6 +419,13 @@ static int walk_rank(walker *w, uint32_t rank, const size_t *rows, size_t row_co
 static int compare_nodes(const void *context, size_t a, size_t b) {
     const node *nodes = context;
     return key_compare(&nodes[a].first_key, &nodes[b].first_key);
+}
+
+static int compare_thread_rows(const void *a, const void *b) {
+    const spi_path_thread *x = a, *y = b;
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    if (x->thread != y->thread) return x->thread < y->thread ? -1 : 1;
+    return x->path < y->path ? -1 : (x->path > y->path);
 }
 
 static void summarise(walker *w, size_t i, spi_path_summary *out) {
@@ -344,7 +458,9 @@ static void summarise(walker *w, size_t i, spi_path_summary *out) {
         .p99 = q[2],
         .exact_percentiles = exact,
         .inclusive = spread_of(&n->inclusive),
-        .exclusive = spread_of(&n->exclusive_spread)};
+        .exclusive = spread_of(&n->exclusive_spread),
+        .threads = n->threads,
+        .other_threads = n->other_threads};
 }
 
 int spi_call_paths_build(const spi_profile *profile, const uint32_t *ranks, size_t rank_count,
@@ -354,6 +470,11 @@ int spi_call_paths_build(const spi_profile *profile, const uint32_t *ranks, size
     *paths = NULL;
     *count = 0;
     walker w = {.profile = profile, .err = err};
+    if (options && options->thread_rows) {
+        *options->thread_rows = NULL;
+        *options->thread_row_count = 0;
+        w.keep_threads = true;
+    }
     if (options) {
         w.visible = options->visible;
         w.budget.per_set = options->exact_per_path;
@@ -392,12 +513,23 @@ int spi_call_paths_build(const spi_profile *profile, const uint32_t *ranks, size
         }
         spi_durations_free(&w.nodes[i].durations, &w.budget);
     }
+    if (status == SP_OK && w.keep_threads) {
+        /* per-thread rows by rank, thread, path (ranks come in order) */
+        for (size_t i = 0; i < w.kept_count; i++) w.kept[i].path = place[w.kept[i].path];
+        if (w.kept_count) qsort(w.kept, w.kept_count, sizeof *w.kept, compare_thread_rows);
+        *options->thread_rows = w.kept;
+        *options->thread_row_count = w.kept_count;
+        w.kept = NULL;
+    }
     spi_free(order);
     spi_free(tmp);
     spi_free(place);
     spi_free(w.nodes);
     spi_free(w.hash);
     spi_free(w.touched);
+    spi_free(w.thread_rows);
+    spi_free(w.lanes);
+    spi_free(w.kept);
     if (status != SP_OK) {
         spi_free(out);
         return status;

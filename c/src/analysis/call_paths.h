@@ -38,7 +38,10 @@
  * rank the union of the calls' intervals, summed: built as the calls come
  * in start order), per-rank totals' spread, and p50/p95/p99 from a
  * duration set (duration_sketch.h): exact up to its budget, else within
- * SPI_SKETCH_RELATIVE_ERROR. Sums saturate instead of wrapping.
+ * SPI_SKETCH_RELATIVE_ERROR. Sums saturate instead of wrapping. Per path
+ * too, the threads that ran it (a (path, thread) set per rank) and the
+ * time of its calls that ran beside their parent on another thread; on
+ * request the per-thread rows themselves (count, total, own time).
  */
 #ifndef SPI_CALL_PATHS_H
 #define SPI_CALL_PATHS_H
@@ -73,13 +76,35 @@ typedef struct spi_path_summary {
     double p50, p95, p99;
     bool exact_percentiles;   /* false: within SPI_SKETCH_RELATIVE_ERROR */
     spi_path_spread inclusive, exclusive;
+    uint32_t threads;         /* threads that ran it, summed over ranks; 0 when
+                                 no call of it has a thread id */
+    int64_t other_threads;    /* ns of its calls that ran beside their parent
+                                 call on another lane (OpenMP workers under the
+                                 call that forked them): in total, not child
+                                 time of the parent */
 } spi_path_summary;
+
+/* One path's calls on one thread of one rank: the summary's per-thread
+ * view (spi_call_paths_options.thread_rows). exclusive is the calls' time
+ * outside their children on the same thread. */
+typedef struct spi_path_thread {
+    size_t path;              /* index among the output paths */
+    uint32_t rank;
+    int64_t thread;           /* thread-table index of the rank */
+    uint64_t count;
+    int64_t total, exclusive, other_threads;
+} spi_path_thread;
 
 typedef struct spi_call_paths_options {
     const bool *visible;      /* [name_count]; NULL = every region */
     size_t exact_per_path;    /* durations kept exactly per path; 0 = the
                                  default SPI_DURATIONS_EXACT_DEFAULT */
     size_t exact_total;       /* over all paths; 0 = SPI_CALL_PATHS_EXACT_TOTAL */
+    /* NULL, or on SP_OK *thread_rows (free with spi_free) receives
+     * *thread_row_count per-thread rows of the calls that have a thread id,
+     * sorted by rank, thread, path (memory: one row per path a thread ran) */
+    spi_path_thread **thread_rows;
+    size_t *thread_row_count;
 } spi_call_paths_options;
 
 /* Durations kept exactly over all paths of one build (32 MiB). */

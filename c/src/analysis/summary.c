@@ -216,6 +216,29 @@ static void emit_table(render *r, const char *title, const char *caption) {
     fputc('\n', out);
 }
 
+/* What the threads columns mean, under a table that shows one (issue 34:
+ * a parallel region summed over its threads outgrows its parent, and the
+ * reader needs to know why the numbers still add up). */
+static void emit_thread_legend(FILE *out, const spi_summary_table *t) {
+    bool threads = false, other = false;
+    for (size_t c = 0; c < t->col_count; c++) {
+        threads = threads || spi_summary_columns[t->cols[c]].slot == SPI_SV_THREADS;
+        other = other || spi_summary_columns[t->cols[c]].slot == SPI_SV_OTHER_THREADS;
+    }
+    if (!threads && !other) return;
+    if (threads)
+        fprintf(out, "  threads: threads that ran the row%s; total, calls: summed over them\n",
+                t->multi_rank ? " (summed over ranks)" : "");
+    fputs("  (own): the row's total minus its children's time on the row's own threads\n", out);
+    if (other || t->other_threads)
+        fputs("  other thr: time of the row's calls that ran beside their parent on another "
+              "thread (OpenMP workers):\n"
+              "    in the row's total, not in its parent's; so the parent's (own) plus its "
+              "children's totals\n"
+              "    minus their other thr equals the parent's total\n",
+              out);
+}
+
 /* ---- entry point ------------------------------------------------------------ */
 
 int spi_summary_print(const spi_profile *profile, FILE *out, const spi_summary_options *options,
@@ -249,6 +272,7 @@ int spi_summary_print(const spi_profile *profile, FILE *out, const spi_summary_o
                  t.job_ranks, o->ranks ? " selected" : "");
     }
     emit_table(&r, o->title, t.multi_rank ? caption : NULL);
+    emit_thread_legend(out, &t);
     if (t.too_deep)
         fprintf(out, "  note: %zu row%s deeper than %d levels not shown (--flat lists every "
                      "region)\n",

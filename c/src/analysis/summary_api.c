@@ -11,6 +11,7 @@
  * functions are safe to call concurrently on it.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,7 @@
 #include "scope_profiler_summary.h"
 #include "analysis/stats.h"
 #include "analysis/summary.h"
+#include "analysis/summary_threads.h"
 #include "analysis/results_internal.h"
 #include "util/text.h"
 
@@ -313,6 +315,40 @@ SP_API int sp_summary_print(const sp_results *results, FILE *out,
     if (status != SP_OK) copy_message(errbuf, errbuf_len, err.message);
     return status;
 }
+
+_Static_assert(sizeof(sp_thread_row) == sizeof(spi_summary_thread_row) &&
+                   offsetof(sp_thread_row, path) == offsetof(spi_summary_thread_row, path) &&
+                   offsetof(sp_thread_row, other_threads_ns) ==
+                       offsetof(spi_summary_thread_row, other_threads_ns),
+               "the public thread row mirrors the internal one");
+
+SP_API int sp_summary_threads(const sp_results *results, const uint32_t *ranks,
+                              size_t rank_count, sp_thread_row **rows, size_t *row_count,
+                              char *errbuf, size_t errbuf_len) {
+    copy_message(errbuf, errbuf_len, "");
+    if (rows) *rows = NULL;
+    if (row_count) *row_count = 0;
+    if (!results || !rows || !row_count || (rank_count && !ranks)) {
+        copy_message(errbuf, errbuf_len, "sp_summary_threads: invalid argument");
+        return SP_ERR_INVALID_ARGUMENT;
+    }
+    spi_error err;
+    spi_error_clear(&err);
+    spi_profile view;
+    int status = view_open(&view, results, &err);
+    if (status == SP_OK) {
+        spi_summary_thread_row *internal = NULL;
+        status = spi_summary_thread_rows(&view, ranks, ranks ? rank_count : 0, &internal,
+                                         row_count, &err);
+        /* one block with the same layout (checked above): handed out as is */
+        *rows = (sp_thread_row *)(void *)internal;
+        view_close(&view);
+    }
+    if (status != SP_OK) copy_message(errbuf, errbuf_len, err.message);
+    return status;
+}
+
+SP_API void sp_summary_threads_free(sp_thread_row *rows) { spi_free(rows); }
 
 SP_API size_t sp_escape_name(const char *name, char *out, size_t out_size) {
     return spi_text_escape(out, out ? out_size : 0, name);

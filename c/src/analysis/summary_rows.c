@@ -33,6 +33,7 @@
 #include "analysis/calltree.h"
 #include "analysis/stats.h"
 #include "analysis/summary_rows.h"
+#include "profile/path_pool.h"
 
 /* Short for SPI_SV_BIT: the bit of a value slot in spi_summary_row.has. */
 #define HAS(slot) SPI_SV_BIT(slot)
@@ -239,6 +240,10 @@ static int add_calls(builder *b, const uint32_t *ranks, size_t rank_count,
         row->has &= ~(HAS(SPI_SV_PERCENT) | HAS(SPI_SV_PARENT_PERCENT));
         path_spread(row, &s->inclusive, SPI_SV_RANK_MEAN);
         path_spread(row, &s->exclusive, SPI_SV_XRANK_MEAN);
+        /* threads: known when the calls carry thread ids */
+        row->v[SPI_SV_THREADS] = (double)s->threads;
+        row->v[SPI_SV_OTHER_THREADS] = (double)s->other_threads;
+        if (s->threads == 0) row->has &= ~(HAS(SPI_SV_THREADS) | HAS(SPI_SV_OTHER_THREADS));
     }
     for (size_t i = 0; i < b->row_count; i++)
         if (b->rows[i].parent >= 0) b->rows[b->rows[i].parent].has_children = true;
@@ -263,12 +268,80 @@ typedef struct path_rec {
     long node;
     uint32_t rank;
     const spi_call_path *path;
+    int64_t parent_thread;    /* the stored parent path's thread, -1 = none */
 } path_rec;
 
 static int cmp_path_rec(const void *a, const void *b) {
     const path_rec *x = a, *y = b;
     if (x->node != y->node) return x->node < y->node ? -1 : 1;
-    return x->rank < y->rank ? -1 : (x->rank > y->rank);
+    if (x->rank != y->rank) return x->rank < y->rank ? -1 : 1;
+    /* threads of one rank next to each other: counted once each */
+    return x->path->thread < y->path->thread ? -1 : (x->path->thread > y->path->thread);
+}
+
+/* The threads column of a row from its paths recs[0..n) (sorted by rank,
+ * thread): a file's paths are per thread (their `thread`), a path a run
+ * folded for the summary counts its threads itself (spi_call_path.threads).
+ * A per-thread path whose parent path is another thread's ran beside it
+ * (an OpenMP worker under its fork): its time is the row's other-threads
+ * time, as spi_call_path.other_threads says for a folded path. */
+static void row_threads(spi_summary_row *row, const path_rec *recs, size_t n) {
+    double threads = 0.0, other = 0.0;
+    bool known = false;
+    for (size_t k = 0; k < n; k++) {
+        const spi_call_path *path = recs[k].path;
+        if (path->thread >= 0) {
+            known = true;
+            if (k == 0 || recs[k].rank != recs[k - 1].rank ||
+                path->thread != recs[k - 1].path->thread)
+                threads += 1.0;
+            if (recs[k].parent_thread >= 0 && recs[k].parent_thread != path->thread)
+                other += (double)path->total;
+        } else if (path->threads > 0) {
+            known = true;
+            threads += (double)path->threads;
+            other += (double)path->other_threads;
+        }
+    }
+    if (!known) return;
+    row->v[SPI_SV_THREADS] = threads;
+    row->v[SPI_SV_OTHER_THREADS] = other;
+    row->has |= HAS(SPI_SV_THREADS) | HAS(SPI_SV_OTHER_THREADS);
+}
+
+/* The spread of a row of pooled paths (path_pool.h): the pool kept the
+ * per-rank sums the loop above would have from every rank's paths. One
+ * pooled path per row unless regions are hidden; then the spreads of the
+ * row's paths are combined (ranks: the most of any). */
+static void pooled_spread(spi_summary_row *row, const spi_profile *p, const path_rec *recs,
+                          size_t n) {
+    spi_path_ranks all = p->path_ranks[recs[0].path - p->paths];
+    for (size_t k = 1; k < n; k++) {
+        const spi_path_ranks *r = &p->path_ranks[recs[k].path - p->paths];
+        spi_rank_spread *into[2] = {&all.inclusive, &all.exclusive};
+        const spi_rank_spread *from[2] = {&r->inclusive, &r->exclusive};
+        for (int j = 0; j < 2; j++) {
+            into[j]->sum += from[j]->sum;
+            into[j]->positive_sum += from[j]->positive_sum;
+            if (from[j]->positive_ranks > into[j]->positive_ranks)
+                into[j]->positive_ranks = from[j]->positive_ranks;
+            if (from[j]->minimum < into[j]->minimum) into[j]->minimum = from[j]->minimum;
+            if (from[j]->maximum > into[j]->maximum) into[j]->maximum = from[j]->maximum;
+        }
+        if (r->ranks > all.ranks) all.ranks = r->ranks;
+    }
+    row->v[SPI_SV_RANKS] = (double)all.ranks;
+    const spi_rank_spread *spreads[2] = {&all.inclusive, &all.exclusive};
+    const int mean_slots[2] = {SPI_SV_RANK_MEAN, SPI_SV_XRANK_MEAN};
+    for (int j = 0; j < 2; j++) {
+        int slot = mean_slots[j];
+        double imb = spi_rank_spread_imbalance(spreads[j]);
+        row->v[slot] = all.ranks ? spreads[j]->sum / (double)all.ranks : 0.0;
+        row->v[slot + 1] = (double)spreads[j]->minimum;
+        row->v[slot + 2] = (double)spreads[j]->maximum;
+        row->v[slot == SPI_SV_RANK_MEAN ? SPI_SV_IMB : SPI_SV_XIMB] =
+            imb == 0.0 ? 0.0 : (imb - 1.0) * 100.0;
+    }
 }
 
 /* The table rows of an aggregate file with call paths: each selected
@@ -287,7 +360,8 @@ static int add_paths(builder *b, const uint32_t *ranks, size_t rank_count) {
         uint32_t rank = p->paths[first].rank;
         size_t end = first;
         while (end < p->path_count && p->paths[end].rank == rank) end++;
-        bool selected = rank_in(ranks, rank_count, rank);
+        /* pooled paths (path_pool.h) already speak for the job's ranks */
+        bool selected = p->path_ranks || rank_in(ranks, rank_count, rank);
         for (size_t i = first; selected && i < end && status == SP_OK; i++) {
             const spi_call_path *path = &p->paths[i];
             long parent_node = path->parent >= 0 ? eff[first + (size_t)path->parent] : -1;
@@ -302,9 +376,12 @@ static int add_paths(builder *b, const uint32_t *ranks, size_t rank_count) {
             } else {
                 status = node_get(b, parent_node, path->region, &id);
             }
-            if (path->recursions > 0 && id >= 0) b->nodes[id].recursive = true;
+            if ((path->recursions > 0 || (p->path_ranks && p->path_ranks[i].recursive)) && id >= 0)
+                b->nodes[id].recursive = true;
             eff[i] = id;
-            recs[rec_count++] = (path_rec){id, rank, path};
+            int64_t parent_thread = path->parent >= 0 ? p->paths[first + (size_t)path->parent].thread
+                                                      : -1;
+            recs[rec_count++] = (path_rec){id, rank, path, parent_thread};
         }
         first = end;
     }
@@ -369,6 +446,8 @@ static int add_paths(builder *b, const uint32_t *ranks, size_t rank_count) {
                    HAS(SPI_SV_COVERAGE);
         rank_spread(row, totals, ranks_seen, SPI_SV_RANK_MEAN);
         rank_spread(row, xtotals, ranks_seen, SPI_SV_XRANK_MEAN);
+        if (p->path_ranks) pooled_spread(row, p, recs + a, e - a);
+        row_threads(row, recs + a, e - a);
         a = e;
     }
     for (size_t i = 0; i < b->node_count && status == SP_OK; i++)

@@ -31,6 +31,10 @@ typedef enum spi_summary_value {
     SPI_SV_RANK_MEAN, SPI_SV_RANK_MIN, SPI_SV_RANK_MAX,
     /* per-rank exclusive ("(own)") */
     SPI_SV_XRANK_MEAN, SPI_SV_XRANK_MIN, SPI_SV_XRANK_MAX, SPI_SV_XIMB,
+    /* threads that ran the row (summed over ranks), and the time of its
+     * calls that ran beside their parent call on another thread (OpenMP
+     * workers): in the row's total, not in its parent's */
+    SPI_SV_THREADS, SPI_SV_OTHER_THREADS,
     SPI_SV_COUNT
 } spi_summary_value;
 

@@ -53,15 +53,18 @@ const spi_summary_column spi_summary_columns[] = {
     {"rank_mean", "mean/rank [s]", SPI_SV_RANK_MEAN, SPI_SUMMARY_FMT_TOTAL, true},
     {"rank_min", "min/rank [s]", SPI_SV_RANK_MIN, SPI_SUMMARY_FMT_TOTAL, true},
     {"rank_max", "max/rank [s]", SPI_SV_RANK_MAX, SPI_SUMMARY_FMT_TOTAL, true},
+    {"threads", "threads", SPI_SV_THREADS, SPI_SUMMARY_FMT_INT, false},
+    {"other_threads", "other thr [s]", SPI_SV_OTHER_THREADS, SPI_SUMMARY_FMT_TOTAL, false},
 };
 /* Indices into spi_summary_columns used by the defaults. */
 enum { C_REGION = 0, C_CALLS = 1, C_PERCENT = 2, C_PARENT_PERCENT = 3, C_TOTAL = 4, C_AVG = 6,
-       C_IMB = 15, C_RANKS = 16, C_RANK_MEAN = 17, C_RANK_MIN = 18, C_RANK_MAX = 19 };
+       C_IMB = 15, C_RANKS = 16, C_RANK_MEAN = 17, C_RANK_MIN = 18, C_RANK_MAX = 19,
+       C_THREADS = 20, C_OTHER_THREADS = 21 };
 #define COLUMN_DEF_COUNT (sizeof spi_summary_columns / sizeof spi_summary_columns[0])
 
 const char spi_summary_column_names[] =
     "region,calls,percent,parent_percent,total,exclusive,avg,min,max,std,p50,p95,p99,"
-    "first,last,imbalance,ranks,rank_mean,rank_min,rank_max";
+    "first,last,imbalance,ranks,rank_mean,rank_min,rank_max,threads,other_threads";
 
 typedef struct sort_key { const char *name; int slot; } sort_key;
 enum { SORT_START = -1, SORT_NAME = -2 };
@@ -71,7 +74,8 @@ static const sort_key sort_keys[] = {
     {"first", SPI_SV_FIRST}, {"last", SPI_SV_LAST}, {"std", SPI_SV_STD}, {"p50", SPI_SV_P50},
     {"p95", SPI_SV_P95}, {"p99", SPI_SV_P99}, {"imbalance", SPI_SV_IMB},
     {"exclusive", SPI_SV_EXCL}, {"rank_mean", SPI_SV_RANK_MEAN}, {"rank_min", SPI_SV_RANK_MIN},
-    {"rank_max", SPI_SV_RANK_MAX},
+    {"rank_max", SPI_SV_RANK_MAX}, {"threads", SPI_SV_THREADS},
+    {"other_threads", SPI_SV_OTHER_THREADS},
 };
 
 /* ---- ordering --------------------------------------------------------------- */
@@ -132,8 +136,9 @@ static int compile_patterns(const char *const *patterns, size_t count, regex_t *
     return SP_OK;
 }
 
-static int parse_columns(const char *spec, bool has_session, bool multi_rank, int *cols,
-                         size_t *count, bool *calls_inline, spi_error *err) {
+static int parse_columns(const char *spec, bool has_session, bool multi_rank, bool threaded,
+                         bool other_threads, int *cols, size_t *count, bool *calls_inline,
+                         spi_error *err) {
     *count = 0;
     if (!spec || !*spec) {
         /* FORMAT.md 7.5: without a session row the percentages mean
@@ -149,7 +154,15 @@ static int parse_columns(const char *spec, bool has_session, bool multi_rank, in
         const int *src = multi_rank ? (has_session ? multi_session : multi_without)
                                     : (has_session ? with_session : without);
         size_t n = multi_rank ? (has_session ? 9 : 7) : (has_session ? 6 : 2);
-        for (size_t i = 0; i < n; i++) cols[(*count)++] = src[i];
+        /* Threads (issue 34): a run where some row ran on more threads than
+         * ranks gets the threads column after the names, and the time that
+         * ran beside its parent on other threads when there is some; a
+         * single-threaded run's table stays as it was. */
+        for (size_t i = 0; i < n; i++) {
+            cols[(*count)++] = src[i];
+            if (i == 0 && threaded) cols[(*count)++] = C_THREADS;
+        }
+        if (other_threads) cols[(*count)++] = C_OTHER_THREADS;
     } else {
         const char *p = spec;
         while (*p) {
@@ -221,7 +234,7 @@ int spi_summary_table_build(spi_summary_table *t, const spi_profile *profile,
             return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
                                  "unknown sort key '%s' (known: start, total, calls, avg, min, "
                                  "max, first, last, std, p50, p95, p99, imbalance, exclusive, "
-                                 "rank_mean, rank_min, rank_max, name)",
+                                 "rank_mean, rank_min, rank_max, threads, other_threads, name)",
                                  o->sort);
         key = sort_keys[i].slot;
     }
@@ -276,9 +289,21 @@ int spi_summary_table_build(spi_summary_table *t, const spi_profile *profile,
         }
     }
     t->session_total = session_total;
+    for (size_t i = 0; i < t->row_count; i++) {
+        spi_summary_row *row = &t->rows[i];
+        /* Own time is never negative (see spi_summary_table_line). */
+        static const int own_slots[] = {SPI_SV_EXCL, SPI_SV_XRANK_MEAN, SPI_SV_XRANK_MIN,
+                                        SPI_SV_XRANK_MAX};
+        for (size_t k = 0; k < 4; k++)
+            if (row->v[own_slots[k]] < 0) row->v[own_slots[k]] = 0.0;
+        if (!(row->has & HAS(SPI_SV_THREADS))) continue;
+        double ranks = row->has & HAS(SPI_SV_RANKS) ? row->v[SPI_SV_RANKS] : 1.0;
+        t->threaded = t->threaded || row->v[SPI_SV_THREADS] > ranks;
+        t->other_threads = t->other_threads || row->v[SPI_SV_OTHER_THREADS] > 0;
+    }
 
-    status = parse_columns(o->columns, session != NULL, t->multi_rank, t->cols, &t->col_count,
-                           &t->calls_inline, err);
+    status = parse_columns(o->columns, session != NULL, t->multi_rank, t->threaded,
+                           t->other_threads, t->cols, &t->col_count, &t->calls_inline, err);
     if (status != SP_OK) goto done;
 
     /* Order: siblings sorted by the key, then a pre-order walk. */
@@ -352,16 +377,20 @@ const spi_summary_row *spi_summary_table_line(const spi_summary_table *t, size_t
     const spi_summary_row *owner = &t->rows[t->lines[line] - n];
     *own = (spi_summary_row){.name = "(own)", .own = true, .parent = -1,
                              .depth = owner->depth + 1};
-    own->v[SPI_SV_TOTAL] = owner->v[SPI_SV_EXCL];
-    own->v[SPI_SV_AVG] =
-        owner->v[SPI_SV_CALLS] > 0 ? owner->v[SPI_SV_EXCL] / owner->v[SPI_SV_CALLS] : 0.0;
+    /* The owner's total minus its children's time on the owner's own
+     * threads (children that ran beside it on other threads are not taken
+     * off: their time is not in the owner's total). Never negative: a
+     * file whose children outlast their parent on one lane shows 0. */
+    double excl = owner->v[SPI_SV_EXCL] > 0 ? owner->v[SPI_SV_EXCL] : 0.0;
+    own->v[SPI_SV_TOTAL] = excl;
+    own->v[SPI_SV_AVG] = owner->v[SPI_SV_CALLS] > 0 ? excl / owner->v[SPI_SV_CALLS] : 0.0;
     own->has = HAS(SPI_SV_TOTAL) | HAS(SPI_SV_AVG);
     if (t->session_total > 0) {
-        own->v[SPI_SV_PERCENT] = 100.0 * owner->v[SPI_SV_EXCL] / t->session_total;
+        own->v[SPI_SV_PERCENT] = 100.0 * excl / t->session_total;
         own->has |= HAS(SPI_SV_PERCENT);
     }
     if (owner->v[SPI_SV_COVERAGE] > 0) {
-        own->v[SPI_SV_PARENT_PERCENT] = 100.0 * owner->v[SPI_SV_EXCL] / owner->v[SPI_SV_COVERAGE];
+        own->v[SPI_SV_PARENT_PERCENT] = 100.0 * excl / owner->v[SPI_SV_COVERAGE];
         own->has |= HAS(SPI_SV_PARENT_PERCENT);
     }
     /* per rank: the owner's exclusive totals, spread the same way */

@@ -58,6 +58,9 @@ typedef struct spi_summary_table {
     double session_total;      /* ns of the session row, 0 without one */
     size_t job_ranks;          /* the ranks the table speaks of */
     bool multi_rank;           /* job_ranks > 1: per-rank spread by default */
+    bool threaded;             /* a row ran on more threads than ranks */
+    bool other_threads;        /* a row's calls ran beside their parent on
+                                  another thread (OpenMP workers) */
     int nesting;               /* SP_OK, or SP_ERR_NESTING: a rank's calls do
                                   not nest, the rows fell back to flat (or lack
                                   exclusive time) and err named the regions */

@@ -83,6 +83,12 @@ typedef struct spi_call_path {
     double m2;                /* sum of squared deviations from the mean, ns^2 */
     int64_t start_minimum;    /* earliest start of a call on the path */
     int64_t end_maximum;      /* latest end */
+    /* The summary's threads view (issue 34), in memory only (the file's
+     * paths are per thread: their `thread` says it; 0 and 0 there): */
+    uint32_t threads;         /* threads of the rank that ran the path, 0 = not counted */
+    int64_t other_threads;    /* ns of the path's calls whose parent call ran on another
+                                 thread (OpenMP workers under the call that forked them):
+                                 in total, but not child time of the parent */
 } spi_call_path;
 
 /* rank<N>/perf_events/<region> (FORMAT.md 1.7): counter totals. */
@@ -192,6 +198,11 @@ typedef struct spi_profile {
     /* Aggregate mode's call paths (rank by rank); none in other files. */
     spi_call_path *paths;
     size_t path_count;
+    /* NULL, or [path_count]: the paths are already pooled over the ranks
+     * (the finalize summary's, profile/path_pool.h), each with its per-rank
+     * spread; the table then takes them as they are. Borrowed: never freed
+     * by spi_profile_free. */
+    const struct spi_path_ranks *path_ranks;
     /* LIKWID results (counters module, format/reader_h5_likwid.c) */
     spi_likwid_record *likwid;
     size_t likwid_count;

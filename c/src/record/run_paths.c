@@ -16,6 +16,10 @@
  * m2 (Welford, per call), earliest start and latest end. Unlike aggregate
  * mode, threads share paths: the summary pools them anyway.
  *
+ * Per path also the threads that ran it and the time of the calls that
+ * ran beside their parent's call on another thread (the summary's
+ * threads and other-threads columns, issue 34).
+ *
  * OpenMP: a worker thread's root calls belong under the call that forked
  * their team (openmp.h). The non-worker threads are walked first and keep
  * the path of each of their calls by sequence (only when workers
@@ -37,6 +41,9 @@
 typedef struct path_table {
     spi_call_path *paths;
     double *means;            /* Welford's running mean per path */
+    size_t *seen_by;          /* per path: 1 + the last thread walked that ran it;
+                                 threads are walked one after another, so a
+                                 change counts a new thread (spi_call_path.threads) */
     size_t count;
     size_t capacity;
     spi_path_table index;     /* (parent, region) -> path (path_table.h) */
@@ -54,6 +61,9 @@ static int32_t add_path(path_table *t, int32_t parent, uint32_t region, uint64_t
         double *means = spi_reallocarray(t->means, capacity, sizeof *means);
         if (!means) return -1;
         t->means = means;
+        size_t *seen_by = spi_reallocarray(t->seen_by, capacity, sizeof *seen_by);
+        if (!seen_by) return -1;
+        t->seen_by = seen_by;
         t->capacity = capacity;
     }
     int32_t index = (int32_t)t->count++;
@@ -62,6 +72,7 @@ static int32_t add_path(path_table *t, int32_t parent, uint32_t region, uint64_t
                                       .maximum = INT64_MIN, .start_minimum = INT64_MAX,
                                       .end_maximum = INT64_MIN};
     t->means[index] = 0.0;
+    t->seen_by[index] = 0;
     spi_path_table_insert(&t->index, key, index);
     return index;
 }
@@ -81,9 +92,14 @@ static int32_t path_of(path_table *t, int32_t parent, uint32_t region) {
 /* One call on path p; `parent` the path its duration is child time of on
  * its own thread (-1: none). Exclusive time as spi_exclusive_add: a call
  * adds its duration to its path and takes it from its parent's. */
-static void add_call(path_table *t, int32_t p, int32_t parent, const spi_event *e) {
+static void add_call(path_table *t, int32_t p, int32_t parent, const spi_event *e,
+                     size_t thread) {
     spi_call_path *path = &t->paths[p];
     int64_t d = e->duration_ns;
+    if (t->seen_by[p] != thread + 1) {
+        t->seen_by[p] = thread + 1;
+        path->threads++;
+    }
     path->count++;
     path->total += d;
     path->exclusive += d;
@@ -134,7 +150,9 @@ static int walk_thread(path_table *table, spi_session *session, spi_thread *t, s
             break;
         }
         spi_call_walk_top(&walk)->path = p;
-        add_call(table, p, parent_path, e);
+        add_call(table, p, parent_path, e, index);
+        /* a worker root under its fork parent: beside the parent, not in it */
+        if (under != parent_path) table->paths[p].other_threads += e->duration_ns;
         if (sequence_paths[index]) sequence_paths[index][spi_event_sequence(e)] = p;
     }
     spi_call_walk_close(&walk);
@@ -190,6 +208,7 @@ int spi_run_summary_paths(spi_session *session, uint32_t rank, spi_call_path **p
     spi_free(threads);
     spi_free(bases);
     spi_free(table.means);
+    spi_free(table.seen_by);
     spi_path_table_free(&table.index);
     if (status == SP_OK) status = number_regions(&table);
     if (status != SP_OK) {
