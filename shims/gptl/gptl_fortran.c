@@ -62,15 +62,13 @@ SPS_EXPORT int gptlenable_(void) { return GPTLenable(); }
 SPS_EXPORT int gptldisable_(void) { return GPTLdisable(); }
 
 SPS_EXPORT int gptlget_wallclock_(const char *name, const int *t, double *value, size_t len) {
-    (void)t;
-    return spg_get_wallclock_n(NAME(name, len), value);
+    return spg_get_wallclock_n(NAME(name, len), t ? *t : -1, value);
 }
 
 SPS_EXPORT int gptlquery_(const char *name, const int *t, int *count, int *onflg,
                           double *wallclock, double *usr, double *sys, long long *papicounters_out,
                           const int *maxcounters, size_t len) {
-    (void)t;
-    return spg_query_n(NAME(name, len), count, onflg, wallclock, usr, sys, papicounters_out,
+    return spg_query_n(NAME(name, len), t ? *t : -1, count, onflg, wallclock, usr, sys, papicounters_out,
                        maxcounters ? *maxcounters : 0);
 }
 

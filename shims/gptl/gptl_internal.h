@@ -26,8 +26,10 @@ int spg_pr_file_n(const char *file, size_t len);
 /* GPTLpr_summary*: the job's table into `file`; `writer` is 1 on the
  * process that writes it (rank 0 of the communicator). */
 int spg_pr_summary_n(const char *file, size_t len, int writer);
-int spg_get_wallclock_n(const char *name, size_t len, double *value);
-int spg_query_n(const char *name, size_t len, int *count, int *onflg, double *wallclock,
+/* GPTLget_wallclock and GPTLquery for a sized name; `t` is GPTL's thread
+ * argument (the calling thread is answered: gptl.c says why). */
+int spg_get_wallclock_n(const char *name, size_t len, int t, double *value);
+int spg_query_n(const char *name, size_t len, int t, int *count, int *onflg, double *wallclock,
                 double *dusr, double *dsys, long long *papicounters_out, int maxcounters);
 
 #endif /* SPG_GPTL_INTERNAL_H */

@@ -27,6 +27,8 @@ except ImportError as exc:
     sys.exit(77)
 
 LONG = "n" * 1024  # a 3000-byte name, cut to the bound
+NAPS = 3  # gptl_app's "nap" timer: 2, 4 and 6 ms, queried while running
+NAP_SLEEP_S = 0.012
 
 
 def expected(api, lang, mode, rank, threads):
@@ -38,7 +40,8 @@ def expected(api, lang, mode, rank, threads):
     work = rank + 1
     if api == "gptl":
         return {("total",): 1, ("total", "step"): 3, ("total", "step", "physics"): 3,
-                ("total", "step", "dynamics"): 3, ("total", "rank_work"): work}
+                ("total", "step", "dynamics"): 3, ("total", "rank_work"): work,
+                ("total", "nap"): NAPS}
     if api == "likwid":
         return {("total",): 1, ("total", "compute"): 3, ("total", "rank_work"): work}
     if lang == "c":
@@ -63,7 +66,7 @@ NOTES = {
     ("gptl", "bad"): [r"GPTLstart before GPTLinitialize", r"GPTLinitialize called again",
                       r"GPTLsetoption after GPTLinitialize", r"handle 12345",
                       r"region names longer than 1024 bytes are cut",
-                      r"GPTLget_wallclock\(\"outer\"\) returns -1",
+                      r"GPTLget_wallclock\(t = 0\): values are those of the calling thread",
                       r"GPTLstart with a NULL or empty name"],
     ("caliper", "plan"): [r"(cali_config_set|ConfigManager|cali::ConfigManager) is accepted "
                           r"and ignored"],
@@ -202,8 +205,23 @@ def paths_of(f):
     return result
 
 
+def nap_seconds(f):
+    """{rank: summed duration of its "nap" calls, s} from the file."""
+    names = [x.decode() for x in f["region_table/names"][:]]
+    idx = f["rank_region_index"]
+    sums = {}
+    for i in range(len(idx["ranks"])):
+        if names[int(idx["region_ids"][i])] != "nap":
+            continue
+        first, count = int(idx["event_offsets"][i]), int(idx["event_counts"][i])
+        rank = int(idx["ranks"][i])
+        sums[rank] = sums.get(rank, 0) + int(f["events/durations"][first:first + count].sum())
+    return {rank: ns * 1e-9 for rank, ns in sums.items()}
+
+
 with h5py.File(out, "r") as f:
     got = paths_of(f)
+    naps = nap_seconds(f)
     meta = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["metadata"].attrs.items()}
 check(sorted(got) == list(range(args.ranks)), f"ranks in the file: {sorted(got)}")
 for rank in range(args.ranks):
@@ -218,6 +236,22 @@ if args.mpiexec:
 language = "fortran" if args.lang == "fortran" else "c"
 check(meta.get("source_language") == language,
       f"source_language {meta.get('source_language')!r} == {language!r}")
+
+# GPTLquery/GPTLget_wallclock after the naps: the count, and the wall time
+# of the calls the file holds (to the clock's conversion, 2 us), which is at
+# least the time slept.
+if args.api == "gptl" and args.mode in ("plan", "early"):
+    for rank in range(args.ranks):
+        said = re.search(rf"gptl_app: rank {rank} nap count (\d+) wallclock\s+([0-9.]+)",
+                         run.stdout)
+        check(said is not None, f"rank {rank}: the program printed its GPTLquery values")
+        if said:
+            count, wall = int(said.group(1)), float(said.group(2))
+            in_file = naps.get(rank, 0.0)
+            check(count == NAPS, f"rank {rank}: GPTLquery count {count} == {NAPS}")
+            check(wall >= NAP_SLEEP_S and abs(wall - in_file) <= 2e-6 + 1e-4 * in_file,
+                  f"rank {rank}: GPTLquery wallclock {wall:.9f} s: >= {NAP_SLEEP_S} s slept "
+                  f"and == the file's {in_file:.9f} s")
 
 # GPTLpr: this process's table in timing.<rank>; GPTLpr_summary (C):
 # the job's table, written once.

@@ -35,6 +35,7 @@ program gptl_app
       call expect(gptlstart('rank_work'), 'gptlstart rank_work')
       call expect(gptlstop('rank_work'), 'gptlstop rank_work')
    end do
+   call naps()
    call expect(gptlstop('total'), 'gptlstop total')
    call expect(gptlpr(rank), 'gptlpr')
    call expect(gptlfinalize(), 'gptlfinalize')
@@ -51,6 +52,49 @@ program gptl_app
    end if
 
 contains
+
+   ! Running values in a time loop (as gptl_app.c's naps): 3 calls of
+   ! 2, 4, 6 ms; inside the timer gptlquery says it is on and counts the
+   ! finished calls; after them count 3 and at least 12 ms, printed for
+   ! check_shims.py.
+   subroutine naps()
+      integer :: nap, count, onflg
+      integer(8) :: papi(1)
+      real(8) :: wall, usr, sys, wallclock
+      do nap = 1, 3
+         call expect(gptlstart('nap'), 'gptlstart nap')
+         call expect(gptlquery('nap', -1, count, onflg, wall, usr, sys, papi(1), 0), &
+                     'gptlquery inside nap')
+         if (count /= nap - 1 .or. onflg /= 1) then
+            write (*, '(a,i0,a,i0)') 'gptl_app: gptlquery inside nap gave count ', count, &
+               ' onflg ', onflg
+            failures = failures + 1
+         end if
+         call busy_ms(2*nap)
+         call expect(gptlstop('nap'), 'gptlstop nap')
+      end do
+      call expect(gptlquery('nap', -1, count, onflg, wall, usr, sys, papi(1), 0), &
+                  'gptlquery after the naps')
+      call expect(gptlget_wallclock('nap', -1, wallclock), 'gptlget_wallclock')
+      if (count /= 3 .or. onflg /= 0 .or. wall < 0.012d0 .or. abs(wallclock - wall) > 0d0) then
+         write (*, '(a,i0,a,i0,a,f12.9,a,f12.9)') 'gptl_app: after the naps count ', count, &
+            ' onflg ', onflg, ' wallclock ', wall, ' get_wallclock ', wallclock
+         failures = failures + 1
+      end if
+      write (*, '(a,i0,a,i0,a,f15.9)') 'gptl_app: rank ', rank, ' nap count ', count, &
+         ' wallclock ', wall
+   end subroutine naps
+
+   ! `ms` milliseconds of wall time, by the clock (no sleep in standard Fortran).
+   subroutine busy_ms(ms)
+      integer, intent(in) :: ms
+      integer(8) :: start, now, rate
+      call system_clock(start, rate)
+      now = start
+      do while (real(now - start, 8) < real(ms, 8)*1.0d-3*real(rate, 8))
+         call system_clock(now)
+      end do
+   end subroutine busy_ms
 
    subroutine expect(rc, what)
       integer, intent(in) :: rc

@@ -11,9 +11,11 @@
  * Each GPTL return code is checked here; a wrong one prints the call and
  * the program exits 1 (after finishing MPI, so the job ends cleanly).
  */
+#define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef SP_TEST_MPI
 #include <mpi.h>
@@ -37,6 +39,46 @@ static void physics(void) {
     EXPECT(GPTLstop("physics"), 0);
 }
 
+/* `ms` milliseconds of wall time (nanosleep resumed after a signal). */
+static void nap_ms(int ms) {
+    struct timespec left = {0, (long)ms * 1000000L};
+    while (nanosleep(&left, &left) != 0) {
+    }
+}
+
+/* Running values (GPTLquery, GPTLget_wallclock) in a time loop, as
+ * adaptive time stepping reads them: inside the timer it is on and counts
+ * the finished calls; after NAPS calls of known lengths the count is NAPS
+ * and the wall time at least their sum. The values are printed for
+ * check_shims.py, which compares them with the calls in the file. */
+#define NAPS 3
+static void naps(int rank) {
+    for (int i = 0; i < NAPS; i++) {
+        EXPECT(GPTLstart("nap"), 0);
+        int count = -1, onflg = -1;
+        double wall = -1, usr = -1, sys = -1;
+        EXPECT(GPTLquery("nap", -1, &count, &onflg, &wall, &usr, &sys, NULL, 0), 0);
+        if (count != i || onflg != 1) {
+            fprintf(stderr, "gptl_app: GPTLquery inside nap %d gave count %d onflg %d\n", i,
+                    count, onflg);
+            failures++;
+        }
+        nap_ms(2 * (i + 1));
+        EXPECT(GPTLstop("nap"), 0);
+    }
+    int count = -1, onflg = -1;
+    double wall = -1, usr = -1, sys = -1, wallclock = -1;
+    EXPECT(GPTLquery("nap", -1, &count, &onflg, &wall, &usr, &sys, NULL, 0), 0);
+    EXPECT(GPTLget_wallclock("nap", -1, &wallclock), 0);
+    if (count != NAPS || onflg != 0 || wall < 0.012 || wallclock != wall) {
+        fprintf(stderr, "gptl_app: GPTLquery after the naps gave count %d onflg %d wallclock "
+                "%.9f, GPTLget_wallclock %.9f\n", count, onflg, wall, wallclock);
+        failures++;
+    }
+    printf("gptl_app: rank %d nap count %d wallclock %.9f\n", rank, count, wall);
+    fflush(stdout);
+}
+
 static void setup(void) {
     EXPECT(GPTLsetoption(GPTLoverhead, 0), 0); /* accepted, noted as not implemented */
     EXPECT(GPTLsetoption(GPTLwall, 1), 0);     /* what happens anyway: silent */
@@ -57,6 +99,7 @@ static void plan(int rank) {
         EXPECT(GPTLstart("rank_work"), 0);
         EXPECT(GPTLstop("rank_work"), 0);
     }
+    naps(rank);
     EXPECT(GPTLdisable(), 0);
     EXPECT(GPTLstart("while_disabled"), 0); /* not recorded */
     EXPECT(GPTLstop("while_disabled"), 0);
@@ -95,7 +138,13 @@ static void bad(void) {
     EXPECT(GPTLstart(long_name), 0); /* cut to 1024 bytes, noted once */
     EXPECT(GPTLstop(long_name), 0);
     double value = -1;
-    EXPECT(GPTLget_wallclock("outer", 0, &value), -1);
+    EXPECT(GPTLget_wallclock("outer", 0, &value), 0); /* t = 0: noted, the caller's */
+    if (!(value > 0)) {
+        fprintf(stderr, "gptl_app: GPTLget_wallclock(\"outer\") gave %g\n", value);
+        failures++;
+    }
+    EXPECT(GPTLget_wallclock("never_started", -1, &value), -1); /* GPTL: not found */
+    EXPECT(GPTLget_wallclock("outer", -1, NULL), -1);
     EXPECT(GPTLstart(NULL), -1);
     EXPECT(GPTLfinalize(), 0);
     EXPECT(GPTLfinalize(), -1); /* not initialized any more */

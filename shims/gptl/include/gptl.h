@@ -43,8 +43,9 @@
  *     own, which its owner finishes); GPTLfinalize finishes the session
  *     GPTLinitialize started. A program that never calls GPTLfinalize gets
  *     its file at exit (or inside MPI_Finalize, see docs/guide/mpi.md).
- *   - values while running (GPTLquery, GPTLget_wallclock) are not kept:
- *     the shim records calls, not running totals; the file has them.
+ *   - values while running (GPTLquery, GPTLget_wallclock) are those of
+ *     the calling thread, whatever `t` says (GPTL's thread numbers are not
+ *     kept; a t >= 0 is noted once); no CPU times or PAPI counters.
  *
  * Thread-safety: GPTLstart/GPTLstop (and the _handle forms), GPTLenable,
  * GPTLdisable and GPTLstamp may be called from any thread at any time.
@@ -246,15 +247,25 @@ int GPTLenable(void);
 int GPTLdisable(void);
 
 /**
- * GPTL's running total of a timer. Not kept here (the shim records calls,
- * not totals; the file has them): returns -1 and sets *value to 0, noted
- * once.
+ * The wall-clock time (s) of the timer's calls the calling thread finished
+ * so far, as GPTL accumulates it (a call still running is not included).
+ * Read from what the thread recorded (sp_region_thread_totals in
+ * scope_profiler.h): GPTLstart/GPTLstop pay nothing for it; a query costs
+ * the calls the thread recorded since its previous query. `t` is read as
+ * the calling thread (noted once when >= 0). Returns 0, or -1 with *value
+ * 0 when the thread never started the timer, before GPTLinitialize, for a
+ * NULL value or name, or when the core cannot answer (noted once).
+ * Thread-safety: any thread, about itself.
  */
 int GPTLget_wallclock(const char *name, int t, double *value);
 
 /**
- * GPTL's running values of a timer. Not kept here, as GPTLget_wallclock:
- * returns -1 with every output that is not NULL set to 0, noted once.
+ * GPTL's running values of a timer on the calling thread: *count the calls
+ * it finished, *onflg 1 while the timer is running on it, *wallclock their
+ * time (s) as GPTLget_wallclock. *dusr, *dsys and the PAPI counters are 0
+ * (not recorded per timer). Outputs may be NULL. Returns 0, or -1 (the
+ * outputs 0) as GPTLget_wallclock does. Thread-safety: any thread, about
+ * itself.
  */
 int GPTLquery(const char *name, int t, int *count, int *onflg, double *wallclock,
               double *dusr, double *dsys, long long *papicounters_out, const int maxcounters);
