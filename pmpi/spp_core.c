@@ -20,6 +20,7 @@
  * without bound, and its calls are still counted.
  */
 #include "spp_core.h"
+#include "spp_comm_map.h"
 
 #include <regex.h>
 #include <stdatomic.h>
@@ -113,6 +114,7 @@ int spp_recording(int op) {
 
 void spp_after_init(void) {
     configure();
+    spp_comm_map_reset();
     int any = 0;
     for (int op = 0; op < SPP_OP_COUNT; op++) any |= atomic_load(&op_enabled[op]);
     /* SCOPE_PROFILER_MPI=off (or a filter admitting nothing) leaves the
@@ -165,7 +167,10 @@ int spp_comm_rank(MPI_Comm comm) {
  * but a call on it moved nothing on any communicator: -1. */
 int32_t spp_comm_f(MPI_Comm comm) {
     if (!comm_valid(comm)) return SPP_NONE;
-    return (int32_t)PMPI_Comm_c2f(comm);
+    int32_t handle = (int32_t)PMPI_Comm_c2f(comm);
+    /* the tools need its world ranks to place the call's peer */
+    spp_comm_map_used(comm, handle);
+    return handle;
 }
 
 /* ---- requests ------------------------------------------------------------ */

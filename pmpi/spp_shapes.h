@@ -27,6 +27,7 @@
 #ifndef SPP_SHAPES_H
 #define SPP_SHAPES_H
 
+#include "spp_comm_map.h"
 #include "spp_core.h"
 
 /* Fortran handle -> C handle (NULL for an index MPI does not know). */
@@ -335,42 +336,49 @@ static inline spp_key spp_key_sendrecv(int op, int64_t scount, MPI_Datatype styp
 #define SPP_FPOST_REDUCE_SCATTER SPP_NOPOST
 
 /* ---- communicators ----------------------------------------------------- */
+/* A new communicator's world ranks are recorded (spp_comm_map.h). */
+#define SPP_CPOST_NEWCOMM(op) \
+    if (rc_ == MPI_SUCCESS) spp_comm_map_created(*newcomm)
+#define SPP_FPOST_NEWCOMM(op) \
+    if (!ierr || *ierr == MPI_SUCCESS) spp_comm_map_created(PMPI_Comm_f2c(*newcomm))
 #define SPP_CP_COMM_SPLIT MPI_Comm comm, int color, int key, MPI_Comm *newcomm
 #define SPP_CA_COMM_SPLIT comm, color, key, newcomm
 #define SPP_CK_COMM_SPLIT(op) spp_key_coll(op, 0, SPP_NONE, comm)
-#define SPP_CPOST_COMM_SPLIT SPP_NOPOST
+#define SPP_CPOST_COMM_SPLIT SPP_CPOST_NEWCOMM
 #define SPP_FP_COMM_SPLIT MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, \
                           MPI_Fint *ierr
 #define SPP_FA_COMM_SPLIT comm, color, key, newcomm, ierr
 #define SPP_FK_COMM_SPLIT(op) spp_key_coll(op, 0, SPP_NONE, SPP_C(comm))
-#define SPP_FPOST_COMM_SPLIT SPP_NOPOST
+#define SPP_FPOST_COMM_SPLIT SPP_FPOST_NEWCOMM
 
 #define SPP_CP_COMM_DUP MPI_Comm comm, MPI_Comm *newcomm
 #define SPP_CA_COMM_DUP comm, newcomm
 #define SPP_CK_COMM_DUP SPP_CK_COMM_SPLIT
-#define SPP_CPOST_COMM_DUP SPP_NOPOST
+#define SPP_CPOST_COMM_DUP SPP_CPOST_NEWCOMM
 #define SPP_FP_COMM_DUP MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr
 #define SPP_FA_COMM_DUP comm, newcomm, ierr
 #define SPP_FK_COMM_DUP SPP_FK_COMM_SPLIT
-#define SPP_FPOST_COMM_DUP SPP_NOPOST
+#define SPP_FPOST_COMM_DUP SPP_FPOST_NEWCOMM
 
 #define SPP_CP_COMM_CREATE MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm
 #define SPP_CA_COMM_CREATE comm, group, newcomm
 #define SPP_CK_COMM_CREATE SPP_CK_COMM_SPLIT
-#define SPP_CPOST_COMM_CREATE SPP_NOPOST
+#define SPP_CPOST_COMM_CREATE SPP_CPOST_NEWCOMM
 #define SPP_FP_COMM_CREATE MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr
 #define SPP_FA_COMM_CREATE comm, group, newcomm, ierr
 #define SPP_FK_COMM_CREATE SPP_FK_COMM_SPLIT
-#define SPP_FPOST_COMM_CREATE SPP_NOPOST
+#define SPP_FPOST_COMM_CREATE SPP_FPOST_NEWCOMM
 
 /* The key is taken before the call: the handle is still valid then. */
 #define SPP_CP_COMM_FREE MPI_Comm *comm
 #define SPP_CA_COMM_FREE comm
 #define SPP_CK_COMM_FREE(op) spp_key_coll(op, 0, SPP_NONE, *comm)
-#define SPP_CPOST_COMM_FREE SPP_NOPOST
+#define SPP_CPOST_COMM_FREE(op) \
+    if (rc_ == MPI_SUCCESS) spp_comm_map_freed(key_.comm)
 #define SPP_FP_COMM_FREE MPI_Fint *comm, MPI_Fint *ierr
 #define SPP_FA_COMM_FREE comm, ierr
 #define SPP_FK_COMM_FREE(op) spp_key_coll(op, 0, SPP_NONE, SPP_C(comm))
-#define SPP_FPOST_COMM_FREE SPP_NOPOST
+#define SPP_FPOST_COMM_FREE(op) \
+    if (!ierr || *ierr == MPI_SUCCESS) spp_comm_map_freed(key_.comm)
 
 #endif /* SPP_SHAPES_H */

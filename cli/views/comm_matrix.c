@@ -10,6 +10,9 @@
  * not in the name, so only its send side enters the matrix (its receive is
  * counted at the sender it came from, whichever call that was).
  *
+ * Other communicators: through the world-rank maps the PMPI library
+ * recorded (comm_maps_read), per rank and handle, as FORMAT.md 4.6.1 says.
+ *
  * Which communicator is MPI_COMM_WORLD: the names carry Fortran handles
  * (MPI_Comm_c2f), fixed by the MPI library: 0 in Open MPI, 0x44000000 in
  * MPICH, Intel MPI, Cray MPICH and MVAPICH. No other communicator of
@@ -76,6 +79,114 @@ bool comm_op_is_receive(const char *op) {
 }
 
 bool comm_is_world(long long comm) { return comm == WORLD_OPEN_MPI || comm == WORLD_MPICH; }
+
+/* ---- world-rank maps (docs/FORMAT.md 4.6.1) ------------------------------ */
+
+/* The runs of a `world=` list ("0..3,8,10..14/2"): their members into
+ * out[0..*n) when out is not NULL, else only counted. false when the text
+ * is not a list of runs, or holds more than `limit` members (no
+ * communicator has more members than the world). */
+static bool parse_runs(const char *text, uint32_t *out, size_t *n, size_t limit) {
+    *n = 0;
+    const char *p = text;
+    for (;;) {
+        char *end = NULL;
+        long long first = strtoll(p, &end, 10), last, step;
+        if (end == p || first < 0) return false;
+        p = end;
+        last = first;
+        if (p[0] == '.' && p[1] == '.') {
+            last = strtoll(p + 2, &end, 10);
+            if (end == p + 2 || last < 0) return false;
+            p = end;
+        }
+        step = last >= first ? 1 : -1;
+        if (*p == '/') {
+            step = strtoll(p + 1, &end, 10);
+            if (end == p + 1 || step == 0) return false;
+            p = end;
+        }
+        if ((last - first) % step != 0 || (last - first) / step < 0) return false;
+        long long count = (last - first) / step + 1;
+        if ((unsigned long long)count > limit - *n) return false;
+        for (long long i = 0; out && i < count; i++) out[*n + (size_t)i] = (uint32_t)(first + i * step);
+        *n += (size_t)count;
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        return *p == '\0' || *p == ' ';
+    }
+}
+
+static int cmp_map(const void *pa, const void *pb) {
+    const comm_world_map *a = pa, *b = pb;
+    if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+    return (a->comm > b->comm) - (a->comm < b->comm);
+}
+
+static bool same_members(const comm_world_map *a, const comm_world_map *b) {
+    return a->world && b->world && a->size == b->size &&
+           memcmp(a->world, b->world, a->size * sizeof *a->world) == 0;
+}
+
+int comm_maps_read(comm_matrix *m, const sp_results *res) {
+    uint32_t ranks = sp_results_rank_count(res);
+    for (size_t row = 0; row < sp_results_row_count(res); row++) {
+        const char *name = sp_results_region_name(res, sp_results_row_region(res, row));
+        comm_mpi_name n;
+        if (!comm_parse_mpi_name(name, &n) || strcmp(n.op, "comm_map") != 0 || n.comm < 0)
+            continue;
+        comm_world_map map = {sp_results_row_rank(res, row), n.comm, NULL, 0};
+        const char *list = strstr(name, " world=");
+        size_t size = 0;
+        if (list && parse_runs(list + 7, NULL, &size, ranks) && size > 0) {
+            map.world = malloc(size * sizeof *map.world);
+            if (!map.world) return SP_ERR_OUT_OF_MEMORY;
+            parse_runs(list + 7, map.world, &map.size, ranks);
+        }
+        comm_world_map *grown = realloc(m->maps, (m->map_count + 1) * sizeof *grown);
+        if (!grown) {
+            free(map.world);
+            return SP_ERR_OUT_OF_MEMORY;
+        }
+        m->maps = grown;
+        m->maps[m->map_count++] = map;
+    }
+    if (m->map_count == 0) return SP_OK;
+    qsort(m->maps, m->map_count, sizeof *m->maps, cmp_map);
+    /* one entry per (rank, comm); two different lists: the handle named two
+     * communicators in turn and a call cannot tell which: unusable */
+    size_t kept = 0;
+    for (size_t i = 0; i < m->map_count; i++) {
+        comm_world_map *last = kept ? &m->maps[kept - 1] : NULL;
+        if (last && last->rank == m->maps[i].rank && last->comm == m->maps[i].comm) {
+            if (!same_members(last, &m->maps[i])) {
+                free(last->world);
+                last->world = NULL;
+                last->size = 0;
+            }
+            free(m->maps[i].world);
+            continue;
+        }
+        m->maps[kept++] = m->maps[i];
+    }
+    m->map_count = kept;
+    return SP_OK;
+}
+
+long long comm_world_peer(const comm_matrix *m, uint32_t rank, long long comm, long long peer) {
+    if (peer < 0) return -1;
+    if (comm_is_world(comm)) return peer < (long long)m->ranks ? peer : -1;
+    comm_world_map key = {rank, comm, NULL, 0};
+    const comm_world_map *map =
+        m->map_count ? bsearch(&key, m->maps, m->map_count, sizeof key, cmp_map) : NULL;
+    if (!map || !map->world || (unsigned long long)peer >= map->size) return -1;
+    uint32_t world = map->world[peer];
+    return world < m->ranks ? (long long)world : -1;
+}
+
+/* ---- the matrix ------------------------------------------------------------ */
 
 static bool slot_empty(const comm_pair *p) { return p->messages == 0 && p->receives == 0; }
 
@@ -183,9 +294,9 @@ static int add_row(comm_matrix *m, const comm_mpi_name *n, uint32_t rank, uint64
             own->any_source_receives += calls;
             return SP_OK;
         }
-        if (n->peer < 0 || !comm_is_world(n->comm) || n->peer >= (long long)m->ranks)
-            return SP_OK; /* MPI_PROC_NULL, or a source we cannot place */
-        comm_pair *p = pair_for(m, (uint32_t)n->peer, rank);
+        long long source = comm_world_peer(m, rank, n->comm, n->peer);
+        if (source < 0) return SP_OK; /* MPI_PROC_NULL, or a source we cannot place */
+        comm_pair *p = pair_for(m, (uint32_t)source, rank);
         if (!p) return SP_ERR_OUT_OF_MEMORY;
         p->receives += calls;
         return SP_OK;
@@ -195,15 +306,15 @@ static int add_row(comm_matrix *m, const comm_mpi_name *n, uint32_t rank, uint64
         return SP_OK;
     }
     if (n->peer < 0) return SP_OK; /* MPI_PROC_NULL: nothing moves */
-    if (!comm_is_world(n->comm) || n->peer >= (long long)m->ranks)
-        return add_unresolved(m, n->comm, n->bytes, calls);
-    comm_pair *p = pair_for(m, rank, (uint32_t)n->peer);
+    long long dest = comm_world_peer(m, rank, n->comm, n->peer);
+    if (dest < 0) return add_unresolved(m, n->comm, n->bytes, calls);
+    comm_pair *p = pair_for(m, rank, (uint32_t)dest);
     if (!p) return SP_ERR_OUT_OF_MEMORY;
     int64_t bytes = n->bytes >= 0 ? comm_mul_bytes(n->bytes, calls) : 0;
     p->messages += calls;
     if (n->bytes < 0) p->unknown_size_messages += calls;
     p->bytes = comm_add_bytes(p->bytes, bytes);
-    comm_rank_totals *peer = rank_for(m, (uint32_t)n->peer);
+    comm_rank_totals *peer = rank_for(m, (uint32_t)dest);
     if (!peer) return SP_ERR_OUT_OF_MEMORY;
     own = rank_for(m, rank); /* a new peer may have moved the table; `rank` exists: no move */
     own->sent_messages += calls;
@@ -219,7 +330,7 @@ int comm_matrix_build(comm_matrix *m, const sp_results *res, const uint32_t *ran
                       size_t rank_count) {
     memset(m, 0, sizeof *m);
     m->ranks = sp_results_rank_count(res);
-    int status = SP_OK;
+    int status = comm_maps_read(m, res);
     for (size_t row = 0; row < sp_results_row_count(res) && status == SP_OK; row++) {
         uint32_t rank = sp_results_row_rank(res, row);
         if (rank >= m->ranks) continue;
@@ -279,6 +390,8 @@ comm_rank_totals *comm_matrix_sorted_ranks(const comm_matrix *m, size_t *count) 
 }
 
 void comm_matrix_free(comm_matrix *m) {
+    for (size_t i = 0; i < m->map_count; i++) free(m->maps[i].world);
+    free(m->maps);
     free(m->slots);
     free(m->rank_slots);
     free(m->unresolved);

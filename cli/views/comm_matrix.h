@@ -12,11 +12,14 @@
  * named this sender, so a reader can see that both ends agree.
  *
  * Ranks: the file's ranks are MPI_COMM_WORLD ranks; a peer is a rank of
- * the call's communicator. The file does not record which world ranks
- * make up another communicator, so only messages on MPI_COMM_WORLD
- * (Fortran handle 0 in Open MPI, 0x44000000 in MPICH and its derivatives)
- * are placed in the matrix; messages on any other communicator are
- * totalled per communicator handle as "unresolved".
+ * the call's communicator. Messages on MPI_COMM_WORLD (Fortran handle 0
+ * in Open MPI, 0x44000000 in MPICH and its derivatives) are placed
+ * directly; on another communicator through the world-rank map the PMPI
+ * library recorded for it on the calling rank (docs/FORMAT.md 4.6.1:
+ * `mpi:comm_map` regions). Messages on a communicator without a usable map
+ * (none recorded, past the library's cap, two different maps under one
+ * handle of one rank, a peer past the map) are totalled per communicator
+ * handle as "unresolved".
  *
  * Memory: a sparse pair table (one entry per pair that exchanged
  * messages), a sparse table of the ranks with traffic, and one entry per
@@ -63,8 +66,18 @@ typedef struct comm_unresolved {
     uint64_t messages;
 } comm_unresolved;
 
+/* The world ranks of one rank's communicator (an `mpi:comm_map` region). */
+typedef struct comm_world_map {
+    uint32_t rank;                       /* whose handle it is */
+    long long comm;                      /* the handle, as in the names */
+    uint32_t *world;                     /* NULL: unusable (conflicting or "?") */
+    size_t size;
+} comm_world_map;
+
 typedef struct comm_matrix {
     uint32_t ranks;                      /* the file's rank count */
+    comm_world_map *maps;                /* sorted by (rank, comm) */
+    size_t map_count;
     comm_pair *slots;                    /* open addressing; messages==0 && receives==0: empty */
     size_t slot_count, pair_count;
     comm_rank_totals *rank_slots;        /* open addressing by rank, !used: empty */
@@ -93,6 +106,17 @@ bool comm_op_is_receive(const char *op);
 
 /* true when `comm` is MPI_COMM_WORLD's Fortran handle (see above). */
 bool comm_is_world(long long comm);
+
+/* The world-rank maps of `res` (its `mpi:comm_map` regions) into m->maps;
+ * comm_matrix_build calls it, the OTF2 export too. SP_OK or
+ * SP_ERR_OUT_OF_MEMORY. Free with comm_matrix_free. */
+int comm_maps_read(comm_matrix *m, const sp_results *res);
+
+/* `peer` of communicator `comm` as `rank` named it, as a world rank: the
+ * peer itself on MPI_COMM_WORLD, through the map otherwise; -1 when it
+ * cannot be placed (no usable map, a peer outside it or past the file's
+ * ranks, a negative peer). */
+long long comm_world_peer(const comm_matrix *m, uint32_t rank, long long comm, long long peer);
 
 /* Build the matrix of `res` over the selected ranks (`ranks`/`rank_count`;
  * NULL or 0 = every rank): a send counts when its sender is selected, a

@@ -25,8 +25,12 @@
  *   - sendrecv: its name carries the send side only (the source of its
  *     receive is not stored), and a send whose receive is missing would
  *     read as a lost message;
- *   - calls on any other communicator: its world ranks are not in the
- *     file, so peer and root cannot be mapped to locations.
+ *   - collectives on any other communicator, and point-to-point calls on
+ *     one without a usable world-rank map (docs/FORMAT.md 4.6.1).
+ * Point-to-point calls on another communicator with a map are written on
+ * MPI_COMM_WORLD (the archive's only communicator) with the peer placed at
+ * its world rank through the calling rank's map, so their send and
+ * receive match there by world sender, receiver and tag.
  * Records are written only when the file's ranks are 0..N-1, each with a
  * lane: the communicator's location group lists one location per rank.
  */
@@ -75,8 +79,8 @@ static uint64_t counted_bytes(long long bytes) { return bytes > 0 ? (uint64_t)by
 
 /* The role of one region's calls, given the ranks present. */
 static otf2_mpi_region decode(const char *name, uint32_t ranks) {
-    otf2_mpi_region r = {OTF2_MPI_NONE, 0, OTF2_MPI_KEPT, false, 0, 0,
-                         OTF2_COLLECTIVE_ROOT_NONE, 0};
+    otf2_mpi_region r = {.role = OTF2_MPI_NONE, .left_out = OTF2_MPI_KEPT,
+                         .root = OTF2_COLLECTIVE_ROOT_NONE};
     comm_mpi_name n;
     if (!comm_parse_mpi_name(name, &n)) return r;
     r.mpi = true;
@@ -85,10 +89,18 @@ static otf2_mpi_region decode(const char *name, uint32_t ranks) {
         if (!strcmp(n.op, "sendrecv")) r.left_out = OTF2_MPI_LEFT_SENDRECV;
         else if (receive && n.peer == -1) r.left_out = OTF2_MPI_LEFT_ANY_SOURCE;
         else if (n.peer < 0 || n.tag < 0) return r; /* MPI_PROC_NULL: nothing moved */
-        else if (!comm_is_world(n.comm) || n.peer >= (long long)ranks)
+        else if (comm_is_world(n.comm) && n.peer >= (long long)ranks)
             r.left_out = OTF2_MPI_LEFT_COMM;
         else {
             r.role = receive ? OTF2_MPI_RECV : OTF2_MPI_SEND;
+            /* another communicator: placed per call's rank (otf2_mpi_peer) */
+            r.via_map = !comm_is_world(n.comm) && n.peer <= UINT32_MAX;
+            r.comm = n.comm;
+            if (!comm_is_world(n.comm) && !r.via_map) {
+                r.role = OTF2_MPI_NONE;
+                r.left_out = OTF2_MPI_LEFT_COMM;
+                return r;
+            }
             r.peer = (uint32_t)n.peer;
             r.tag = (uint32_t)n.tag;
             r.bytes = counted_bytes(n.bytes);
@@ -123,6 +135,12 @@ int otf2_mpi_init(otf2_mpi *m, const view_lanes *v) {
     }
     m->ranks = next;
     m->enabled = contiguous && next > 0;
+    m->lanes = v;
+    m->maps.ranks = next;
+    if (comm_maps_read(&m->maps, v->res) != SP_OK) {
+        otf2_mpi_free(m);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
     for (size_t r = 0; r < regions; r++) {
         m->regions[r] = decode(sp_results_region_name(v->res, r), m->ranks);
         if (!m->enabled && m->regions[r].role != OTF2_MPI_NONE) {
@@ -134,18 +152,30 @@ int otf2_mpi_init(otf2_mpi *m, const view_lanes *v) {
 }
 
 void otf2_mpi_free(otf2_mpi *m) {
+    comm_matrix_free(&m->maps);
     free(m->regions);
     free(m->lane_records);
     memset(m, 0, sizeof *m);
 }
 
+/* The world rank of r's peer for a call on `lane`, or -1 when the lane's
+ * rank has no usable map of the call's communicator (counted as left out). */
+static long long otf2_mpi_peer(otf2_mpi *m, const otf2_mpi_region *r, size_t lane) {
+    if (!r->via_map) return r->peer;
+    long long world = comm_world_peer(&m->maps, m->lanes->lanes[lane].rank, r->comm, r->peer);
+    if (world < 0) m->other_comm++;
+    return world;
+}
+
 OTF2_ErrorCode otf2_mpi_after_enter(otf2_mpi *m, OTF2_EvtWriter *w, size_t lane, size_t region,
                                     OTF2_TimeStamp time) {
     const otf2_mpi_region *r = &m->regions[region];
+    long long peer;
     switch (r->role) {
     case OTF2_MPI_SEND:
+        if ((peer = otf2_mpi_peer(m, r, lane)) < 0) return OTF2_SUCCESS;
         m->lane_records[lane]++;
-        return OTF2_EvtWriter_MpiSend(w, NULL, time, r->peer, 0, r->tag, r->bytes);
+        return OTF2_EvtWriter_MpiSend(w, NULL, time, (uint32_t)peer, 0, r->tag, r->bytes);
     case OTF2_MPI_COLL:
         m->lane_records[lane]++;
         return OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, time);
@@ -161,10 +191,12 @@ OTF2_ErrorCode otf2_mpi_after_enter(otf2_mpi *m, OTF2_EvtWriter *w, size_t lane,
 OTF2_ErrorCode otf2_mpi_before_leave(otf2_mpi *m, OTF2_EvtWriter *w, size_t lane, size_t region,
                                      OTF2_TimeStamp time) {
     const otf2_mpi_region *r = &m->regions[region];
+    long long peer;
     switch (r->role) {
     case OTF2_MPI_RECV:
+        if ((peer = otf2_mpi_peer(m, r, lane)) < 0) return OTF2_SUCCESS;
         m->lane_records[lane]++;
-        return OTF2_EvtWriter_MpiRecv(w, NULL, time, r->peer, 0, r->tag, r->bytes);
+        return OTF2_EvtWriter_MpiRecv(w, NULL, time, (uint32_t)peer, 0, r->tag, r->bytes);
     case OTF2_MPI_COLL:
         m->lane_records[lane]++;
         return OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, time, (OTF2_CollectiveOp)r->op, 0,

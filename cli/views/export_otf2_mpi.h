@@ -13,6 +13,7 @@
 
 #include <otf2/otf2.h>
 
+#include "comm_matrix.h"
 #include "view_lanes.h"
 
 /* What one region of the file is, for the MPI records. */
@@ -21,6 +22,8 @@ typedef struct otf2_mpi_region {
     uint8_t op;         /* OTF2_CollectiveOp of a collective */
     uint8_t left_out;   /* why an MPI call gets no record: OTF2_MPI_LEFT_* */
     bool mpi;           /* an MPI region at all (paradigm MPI) */
+    bool via_map;       /* peer is a rank of communicator `comm`: placed per rank */
+    long long comm;     /* the name's comm handle (via_map) */
     uint32_t peer, tag, root;
     uint64_t bytes;
 } otf2_mpi_region;
@@ -34,6 +37,8 @@ typedef struct otf2_mpi {
     uint32_t ranks;
     uint64_t *lane_records;    /* [lane count]: MPI records written on each lane */
     uint64_t any_source, sendrecv, other_comm; /* calls left without a record */
+    const view_lanes *lanes;   /* each lane's rank, for the peers placed through maps */
+    comm_matrix maps;          /* the file's world-rank maps (only .maps used) */
 } otf2_mpi;
 
 /* Decode every region name of v's file and decide whether message records

@@ -9,6 +9,10 @@
         collective records; the calls that cannot be matched (the
         MPI_ANY_SOURCE receive, sendrecv, the duplicate communicator) are
         named in the export's note.
+    check_otf2.py split --mpiexec M --program SPLIT --export E --otf2-print P --workdir W
+        split.c on 4 ranks: the messages inside communicators split from
+        MPI_COMM_WORLD, placed at world ranks through their maps: every
+        send matched to its receive.
     check_otf2.py long_name --export E --otf2-print P --workdir W
         a region name of 4 MiB (one definition chunk of OTF2 cannot hold
         it): the export succeeds and the name is cut with its length said.
@@ -27,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from halo_job import expected_pairs, run_halo  # noqa: E402
 
 ap = argparse.ArgumentParser()
-ap.add_argument("case", choices=["messages", "long_name"])
+ap.add_argument("case", choices=["messages", "split", "long_name"])
 ap.add_argument("--mpiexec")
 ap.add_argument("--program")
 ap.add_argument("--export", required=True)
@@ -60,7 +64,31 @@ def export(path, where):
     return p.stderr, events.stdout, defs.stdout
 
 
-if args.case == "messages":
+if args.case == "split":
+    if not args.mpiexec or not (shutil.which(args.mpiexec) or os.path.exists(args.mpiexec)):
+        print("SKIP: no mpiexec")
+        sys.exit(77)
+    path = run_halo(args.mpiexec, args.program, 4, args.workdir)
+    if path is None:
+        sys.exit(1)
+    note, events, defs = export(path, args.workdir)
+    location_rank = {int(m.group(1)): int(m.group(2)) for m in
+                     re.finditer(r'^LOCATION\s+(\d+)\s.*Group: "rank (\d+)"', defs, re.M)}
+    sends, recvs = defaultdict(list), defaultdict(list)
+    line = re.compile(r'^(MPI_SEND|MPI_RECV)\s+(\d+)\s+(\d+)\s+(Receiver|Sender): (\d+) .*'
+                      r'Communicator: "([^"]*)" <(\d+)>, Tag: (\d+), Length: (\d+)', re.M)
+    for m in line.finditer(events):
+        kind, loc, _, _, peer, _, comm, tag, length = m.groups()
+        me = location_rank[int(loc)]
+        (sends if kind == "MPI_SEND" else recvs)[
+            (int(comm), me, int(peer)) if kind == "MPI_SEND" else (int(comm), int(peer), me)
+        ].append((int(tag), int(length)))
+    # split.c: world w sends 3 messages of (w + 1) * 10 bytes (tag 7) to its
+    # partner in the split (0 <-> 2, 1 <-> 3), received naming the source
+    want = {(0, w, p): [(7, (w + 1) * 10)] * 3 for w, p in ((0, 2), (2, 0), (1, 3), (3, 1))}
+    check(sends == want, f"the sends at world ranks: {dict(sends)}")
+    check(recvs == want, f"every send matched to its receive: {dict(recvs)}")
+elif args.case == "messages":
     if not args.mpiexec or not (shutil.which(args.mpiexec) or os.path.exists(args.mpiexec)):
         print("SKIP: no mpiexec")
         sys.exit(77)
@@ -83,13 +111,22 @@ if args.case == "messages":
             sends[(int(comm), me, int(peer), int(tag))].append(int(length))
         else:
             recvs[(int(comm), int(peer), me, int(tag))].append(int(length))
-    check(sum(map(len, sends.values())) == 40 and sum(map(len, recvs.values())) == 40,
-          f"40 sends and 40 receives ({sum(map(len, sends.values()))}, "
-          f"{sum(map(len, recvs.values()))})")
-    check(sends == recvs, "every send matched to its receive (comm, sender, receiver, tag, "
-                          "in order, same length)")
+    # halo.c's 40 isends, and rank 0's two sends of 7 bytes to rank 1 on a
+    # duplicate of MPI_COMM_WORLD (placed through its world-rank map):
+    # rank 1 received one naming its source, the other from MPI_ANY_SOURCE
+    # (no record: the one send left unmatched)
     _, messages = expected_pairs(ranks)
-    got = {(f, t, tag): lengths for (_, f, t, tag), lengths in sends.items()}
+    dup = (0, 1, 5)
+    check(sum(map(len, sends.values())) == 42 and sum(map(len, recvs.values())) == 41,
+          f"42 sends and 41 receives ({sum(map(len, sends.values()))}, "
+          f"{sum(map(len, recvs.values()))})")
+    matched = {k: v for k, v in sends.items() if k[1:] != dup}
+    check(matched == {k: v for k, v in recvs.items() if k[1:] != dup},
+          "every send matched to its receive (comm, sender, receiver, tag, in order, same length)")
+    check(sends.get((0,) + dup) == [7, 7] and recvs.get((0,) + dup) == [7],
+          f"the duplicate's messages on world ranks 0 -> 1: sends {sends.get((0,) + dup)}, "
+          f"receives {recvs.get((0,) + dup)}")
+    got = {(f, t, tag): lengths for (_, f, t, tag), lengths in matched.items()}
     check(got == messages, f"the messages are halo.c's isends: {sorted(got.items())}")
     ends = re.findall(r'^MPI_COLLECTIVE_END\s.*Operation: (\w+)', events, re.M)
     check(ends.count("ALLREDUCE") == ranks, f"one allreduce per rank: {ends}")

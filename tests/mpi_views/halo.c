@@ -9,8 +9,8 @@
  *   SENDRECV_ROUNDS times: a sendrecv of 64 bytes to rank r+2 (from r-2);
  *   one send to MPI_PROC_NULL (moves nothing); one allreduce (collective:
  *   not in the matrix); on a duplicate of MPI_COMM_WORLD, rank 0 sends
- *   DUP_BYTES bytes to rank 1 twice (a communicator the file cannot map:
- *   "unresolved"); rank 1 receives one of them from MPI_ANY_SOURCE.
+ *   DUP_BYTES bytes to rank 1 twice (placed through the communicator's
+ *   world-rank map); rank 1 receives one of them from MPI_ANY_SOURCE.
  */
 #include <mpi.h>
 #include <stdio.h>

@@ -7,7 +7,7 @@ import shutil
 import subprocess
 
 
-def run_halo(mpiexec, program, ranks, workdir):
+def run_halo(mpiexec, program, ranks, workdir, program_args=(), stderr_lines=None):
     shutil.rmtree(workdir, ignore_errors=True)
     os.makedirs(workdir)
     out = os.path.join(workdir, "halo.h5")
@@ -24,6 +24,7 @@ def run_halo(mpiexec, program, ranks, workdir):
     for var in ("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_SUMMARY", "ASAN_OPTIONS"):
         cmd += ["-x", var]
     cmd.append(program)
+    cmd.extend(program_args)
     try:
         run = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True,
                              timeout=150)
@@ -34,6 +35,8 @@ def run_halo(mpiexec, program, ranks, workdir):
         print(run.stdout, run.stderr)
         print(f"FAIL: the halo job exited {run.returncode}, file written: {os.path.exists(out)}")
         return None
+    if stderr_lines is not None:
+        stderr_lines.extend(run.stderr.splitlines())
     return out
 
 
