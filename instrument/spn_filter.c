@@ -7,6 +7,13 @@
  *
  * A file that does not parse is refused as a whole, with the first
  * problem's line: half a filter could exclude what the user meant to keep.
+ *
+ * The two kinds of block combine as Score-P combines them: a function is
+ * excluded when the file rules exclude its source file or the region rules
+ * exclude its name (an INCLUDE of one kind does not undo an EXCLUDE of the
+ * other). Within each kind the last matching rule wins. A function whose
+ * source file is not known (no debug information) is decided by the
+ * region rules alone.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "spn_filter.h"
@@ -22,12 +29,14 @@
 typedef struct filter_rule {
     int include; /* 1 INCLUDE, 0 EXCLUDE */
     int mangled; /* match the raw symbol instead of the readable name */
+    int file;    /* a SCOREP_FILE_NAMES rule: matched against the source file */
     char *pattern;
 } filter_rule;
 
 struct spn_filter {
     filter_rule *rules;
     size_t count, capacity;
+    int has_file_rules;
 };
 
 enum block { OUTSIDE, REGION_NAMES, FILE_NAMES };
@@ -39,7 +48,7 @@ NO_INSTRUMENT void spn_filter_free(spn_filter *filter) {
     free(filter);
 }
 
-NO_INSTRUMENT static int add_rule(spn_filter *filter, int include, int mangled,
+NO_INSTRUMENT static int add_rule(spn_filter *filter, int include, int mangled, int file,
                                   const char *pattern) {
     if (filter->count == filter->capacity) {
         size_t capacity = filter->capacity ? 2 * filter->capacity : 16;
@@ -50,7 +59,8 @@ NO_INSTRUMENT static int add_rule(spn_filter *filter, int include, int mangled,
     }
     char *copy = strdup(pattern);
     if (!copy) return -1;
-    filter->rules[filter->count++] = (filter_rule){include, mangled, copy};
+    filter->rules[filter->count++] = (filter_rule){include, mangled, file, copy};
+    if (file) filter->has_file_rules = 1;
     return 0;
 }
 
@@ -94,11 +104,10 @@ NO_INSTRUMENT static const char *parse_word(spn_filter *filter, parse_state *st,
         return NULL;
     }
     if (st->rule < 0) return "a pattern before EXCLUDE or INCLUDE";
-    if (st->block == FILE_NAMES) {
-        st->has_file_rules = 1;
-        return NULL;
-    }
-    return add_rule(filter, st->rule, st->mangled, word) == 0 ? NULL : "out of memory";
+    if (st->block == FILE_NAMES) st->has_file_rules = 1;
+    return add_rule(filter, st->rule, st->mangled, st->block == FILE_NAMES, word) == 0
+               ? NULL
+               : "out of memory";
 }
 
 NO_INSTRUMENT spn_filter *spn_filter_load(const char *path, char *message, size_t message_len,
@@ -152,14 +161,24 @@ NO_INSTRUMENT spn_filter *spn_filter_load(const char *path, char *message, size_
     return filter;
 }
 
+NO_INSTRUMENT int spn_filter_has_file_rules(const spn_filter *filter) {
+    return filter && filter->has_file_rules;
+}
+
 NO_INSTRUMENT int spn_filter_excludes(const spn_filter *filter, const char *name,
-                                      const char *symbol) {
+                                      const char *symbol, const char *file) {
     if (!filter) return 0;
-    int excluded = 0;
+    int name_excluded = 0, file_excluded = 0;
     for (size_t i = 0; i < filter->count; i++) {
         const filter_rule *rule = &filter->rules[i];
+        if (rule->file) {
+            /* '*' matches '/' too (no FNM_PATHNAME): "*" + "/solver.f90"
+             * matches the file in any directory, as in Score-P. */
+            if (file && fnmatch(rule->pattern, file, 0) == 0) file_excluded = !rule->include;
+            continue;
+        }
         const char *subject = rule->mangled ? (symbol ? symbol : name) : name;
-        if (fnmatch(rule->pattern, subject, 0) == 0) excluded = !rule->include;
+        if (fnmatch(rule->pattern, subject, 0) == 0) name_excluded = !rule->include;
     }
-    return excluded;
+    return name_excluded || file_excluded;
 }

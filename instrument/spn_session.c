@@ -26,6 +26,7 @@
 #include "scope_profiler.h"
 #include "spn_filter.h"
 #include "spn_hooks.h"
+#include "spn_sources.h"
 #include "spn_symbols.h"
 #include "spn_table.h"
 
@@ -93,9 +94,14 @@ NO_INSTRUMENT static int configure(void) {
             fprintf(stderr, "scope-profiler: instrument: %s\n", text);
             if (refuse) return 0;
         }
-        if (has_file_rules)
-            note("the filter's SCOREP_FILE_NAMES rules are ignored: source files are not known "
-                 "without debug information");
+        char why[512];
+        if (has_file_rules && !spn_sources_open(why, sizeof why)) {
+            char text[700];
+            snprintf(text, sizeof text,
+                     "the filter's SCOREP_FILE_NAMES rules cannot apply (%s): only its region "
+                     "rules do", why);
+            note(text);
+        }
         config.filter = filter;
     }
     spn_table_configure(&config);
@@ -119,6 +125,7 @@ NO_INSTRUMENT static void at_exit(void) {
     if (started_session && sp_is_active()) (void)sp_finalize();
     spn_filter_free(filter);
     filter = NULL;
+    spn_sources_close();
     spn_symbols_release();
 }
 

@@ -25,6 +25,7 @@ enum {
     SPN_COUNTING = 0,  /* calls and time still counted toward the decision */
     SPN_KEPT = 1,      /* decided: recorded for the rest of the run */
     SPN_THROTTLED = 2, /* decided: no longer recorded */
+    SPN_EXCLUDED = 3,  /* filtered out or not registered: never recorded */
 };
 
 typedef struct spn_function {
@@ -32,7 +33,8 @@ typedef struct spn_function {
     struct spn_function *next_listed; /* every entry, for the throttling report */
     uintptr_t address;
     int region;         /* region handle; -1 when filtered out or not registered */
-    atomic_int state;   /* SPN_COUNTING, SPN_KEPT or SPN_THROTTLED */
+    atomic_int state;   /* SPN_COUNTING, SPN_KEPT, SPN_THROTTLED or SPN_EXCLUDED: the
+                         * hooks decide on this one word (>= SPN_THROTTLED: skip) */
     atomic_uint_least64_t calls;    /* while counting */
     atomic_uint_least64_t total_ns; /* while counting */
     atomic_uint_least64_t throttled_after; /* calls counted when throttled */

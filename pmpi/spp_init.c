@@ -17,6 +17,7 @@
  */
 #include <mpi.h>
 
+#include "mpi/scope_profiler_mpi.h"
 #include "scope_profiler.h"
 
 #include "spp_core.h"
@@ -28,6 +29,9 @@ static void after_init(void) {
     PMPI_Initialized(&initialized);
     if (!initialized) return;
     int had_session = sp_is_active();
+    /* a session the program set up before MPI_Init finalizes inside
+     * MPI_Finalize (one job file) only once the core's hook is in place */
+    if (had_session) (void)sp_mpi_notice_init();
     spp_after_init();
     if (!had_session && sp_is_active()) sp_session_adoptable("the PMPI wrappers at MPI_Init");
 }

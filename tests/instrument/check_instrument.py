@@ -6,9 +6,13 @@ stderr (tests/instrument, issue 32).
 
     check_instrument.py --case CASE --program PATH --workdir DIR [--plugin SO --stripped SO]
 
-Cases: c-tree, c-filter, c-regions, c-regions-bad, c-filter-bad,
+Cases: c-tree, c-filter, c-filter-files (SCOREP_FILE_NAMES rules, from the
+DWARF line tables: the program and its libraries are built with -g, the
+stripped plugin has no debug information left), c-regions, c-regions-bad, c-filter-bad,
 c-filter-strict, c-throttle, c-throttle-default, c-throttle-off, c-pause,
-c-start-paused, c-threads, cxx-tree, fortran-tree, mpi (with --mpiexec).
+c-start-paused, c-threads, cxx-tree, fortran-tree, mpi, mpi-exit (no sp_ call:
+finalized from inside MPI_Finalize), mpi-exit-pmpi (the same with the PMPI
+wrappers linked) (with --mpiexec).
 Exit 0 pass, 1 fail, 77 skip (no h5py).
 """
 import argparse
@@ -49,6 +53,18 @@ SCOREP_REGION_NAMES_BEGIN
   INCLUDE main
 SCOREP_REGION_NAMES_END
 """
+# Source files: the linked and the dlopen'ed library's functions go by
+# their files; the stripped copy of inst_plugin.c has no debug information,
+# so its functions are kept; compute goes by its name.
+FILES_FILTER = """SCOREP_FILE_NAMES_BEGIN
+  EXCLUDE *inst_shared.c
+          */inst_plugin.c
+  INCLUDE */inst_app.c
+SCOREP_FILE_NAMES_END
+SCOREP_REGION_NAMES_BEGIN
+  EXCLUDE compute
+SCOREP_REGION_NAMES_END
+"""
 # Line 3 has a pattern before any EXCLUDE or INCLUDE.
 BAD_FILTER = """SCOREP_REGION_NAMES_BEGIN
   # a comment
@@ -69,10 +85,10 @@ if case == "c-regions":
     env["SCOPE_PROFILER_REGIONS"] = "-comp*, -setup phase,-plugin_helper"
 if case == "c-regions-bad":
     env["SCOPE_PROFILER_REGIONS"] = "-compute,+"
-if case in ("c-filter", "c-filter-bad", "c-filter-strict"):
+if case in ("c-filter", "c-filter-files", "c-filter-bad", "c-filter-strict"):
     path = os.path.join(args.workdir, "scorep.filter")
     with open(path, "w") as handle:
-        handle.write(TREE_FILTER if case == "c-filter" else BAD_FILTER)
+        handle.write({"c-filter": TREE_FILTER, "c-filter-files": FILES_FILTER}.get(case, BAD_FILTER))
     env["SCOPE_PROFILER_FILTER"] = path
     if case == "c-filter-strict":
         env["SCOPE_PROFILER_FILTER_STRICT"] = "1"
@@ -182,6 +198,10 @@ def c_tree(filtered, no_phase=False):
     return want
 
 
+if case == "c-filter-files" and "SCOREP_FILE_NAMES rules cannot apply" in run.stderr:
+    print("SKIP: " + run.stderr.strip())
+    sys.exit(77)
+
 if case == "c-filter-strict":
     check("scorep.filter:3: a pattern before EXCLUDE or INCLUDE" in run.stderr,
           "the message names the filter's line 3")
@@ -206,6 +226,11 @@ if case in ("c-tree", "c-filter", "c-filter-bad", "c-regions", "c-regions-bad"):
     if case == "c-filter-bad":
         check("scorep.filter:3: a pattern before EXCLUDE or INCLUDE; the run goes on unfiltered"
               in run.stderr, "the message names the filter's line 3 and says the run goes on")
+elif case == "c-filter-files":
+    main, phase = ("main",), ("main", "setup phase")
+    stripped = main + ("call_plugin", "stripped_entry")
+    want = {main: 1, phase: 1, phase + ("leaf",): 3, main + ("call_plugin",): 2,
+            stripped: 1, stripped + ("<unnamed static>",): 1}
 elif case == "c-throttle":
     want = {("main",): 1, ("main", "tiny"): 100}
     check(re.search(r"throttled tiny after 100 calls", run.stderr),
@@ -231,11 +256,29 @@ elif case == "c-pause":
 elif case == "c-start-paused":
     want = {("compute",): 1, ("compute", "leaf"): 2}
     check("without a matching begin" not in run.stderr, "no unmatched-end message")
-elif case == "mpi":
+elif case in ("mpi", "mpi-exit", "mpi-exit-pmpi"):
     want = {("exchange",): 1, ("exchange", "leaf"): 1}
+    if case == "mpi-exit-pmpi":
+        # the wrappers' allreduce region under exchange, by its name's shape
+        mpi_paths = [p for p in got if len(p) == 2 and p[1].startswith("mpi:allreduce ")]
+        check(len(mpi_paths) == 1 and got.get(mpi_paths[0]) == 1,
+              f"one mpi:allreduce call under exchange, got {sorted(got)}")
+        for p in mpi_paths:
+            got.pop(p)
+        for r in range(args.ranks):
+            per_rank[r] = {p: c for p, c in per_rank[r].items()
+                           if not (len(p) == 2 and p[1].startswith("mpi:allreduce "))}
     check(ranks_in_file == list(range(args.ranks)), f"ranks in the one file: {ranks_in_file}")
     for r in range(1, args.ranks):
         check(per_rank[r] == want, f"rank {r}: call paths {sorted(per_rank[r].items())}")
+    # One finalize per rank, one file: no per-rank file written at exit, and
+    # no second finalize (it would say it found no session, or write again).
+    others = sorted(n for n in os.listdir(args.workdir) if n.endswith(".h5") and n != "profile.h5")
+    check(not others, f"no per-rank files beside the job's file, found {others}")
+    wrote = run.stdout.count("scope-profiler: wrote") + run.stderr.count("scope-profiler: wrote")
+    check(wrote == 1, f"the file is written once, said {wrote} times")
+    check("not active" not in run.stderr and "finalized before" not in run.stderr,
+          "no second finalize, no 'MPI was finalized before sp_finalize'")
 elif case == "cxx-tree":
     solver = ("main", "physics::Solver::run(double)")
     want = {("main",): 1, solver: 1, solver + ("double physics::twice<double>(double)",): 1,

@@ -21,7 +21,8 @@
  * MPI_Finalize before sp_finalize: an attribute on MPI_COMM_SELF has a
  * delete callback, which MPI runs at the very start of MPI_Finalize while
  * MPI is still fully usable (MPI standard, "Allowing User Functions at
- * Process Termination"); it runs the profiler's finalize there.
+ * Process Termination"); it runs the profiler's finalize there
+ * (job_mpi_exit.c, also armed later for a session begun before MPI_Init).
  */
 #include "job/job.h"
 
@@ -37,7 +38,8 @@
 #include "format/h5_writer.h"
 #include "job/job_bounded.h"
 #include "job/job_exchange.h"
-#include "job/job_paths.h"
+#include "job/job_mpi_exit.h"
+#include "job/job_mpi_link.h"
 #include "job/job_parallel.h"
 #include "record/registry.h"
 #include "format/schema.h"
@@ -50,9 +52,7 @@ static MPI_Comm job_comm = MPI_COMM_NULL;
 static int job_rank = 0;
 static int job_size = 1;
 static int64_t node_count = 1;
-static int finalize_keyval = MPI_KEYVAL_INVALID;
 static void (*finalize_hook)(void) = NULL;
-static int inside_mpi_finalize = 0;
 static int deferred = 0; /* started before MPI_Init: join at finalize */
 static int job_broken = 0; /* a rank did not come: no more collectives */
 
@@ -83,19 +83,6 @@ typedef struct wire_row {
 } wire_row;
 
 typedef spi_wire_thread wire_thread; /* job/job_parallel.h */
-
-static int on_self_delete(MPI_Comm comm, int keyval, void *value, void *extra) {
-    (void)comm;
-    (void)keyval;
-    (void)value;
-    (void)extra;
-    if (finalize_hook) {
-        inside_mpi_finalize = 1;
-        finalize_hook(); /* ends in spi_job_stop, which must not delete us again */
-        inside_mpi_finalize = 0;
-    }
-    return MPI_SUCCESS;
-}
 
 static int compare_names(const void *a, const void *b) {
     return strcmp((const char *)a, (const char *)b);
@@ -246,6 +233,7 @@ int spi_job_start(const void *mpi_comm, void (*on_mpi_finalize)(void), spi_error
          * does not need MPI, so the job is decided at finalize */
         deferred = !initialized;
         finalize_hook = on_mpi_finalize;
+        if (deferred) spi_job_exit_expect(on_mpi_finalize); /* armed when MPI runs */
         return SP_OK;
     }
     return join(mpi_comm, on_mpi_finalize, "called sp_setup", err);
@@ -290,11 +278,7 @@ static int join(const void *mpi_comm, void (*on_mpi_finalize)(void), const char 
     PMPI_Comm_rank(job_comm, &job_rank);
     PMPI_Comm_size(job_comm, &job_size);
     int status = count_nodes(err);
-    if (status == SP_OK) {
-        rc = PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, on_self_delete, &finalize_keyval, NULL);
-        if (rc == MPI_SUCCESS) rc = PMPI_Comm_set_attr(MPI_COMM_SELF, finalize_keyval, NULL);
-        if (rc != MPI_SUCCESS) status = spi_job_mpi_fail(err, rc, "installing the MPI_Finalize hook");
-    }
+    if (status == SP_OK) status = spi_job_exit_install(on_mpi_finalize, err);
     finalize_hook = on_mpi_finalize;
     if (status != SP_OK) spi_job_stop();
     return status;
@@ -343,124 +327,27 @@ int spi_job_gather_reports(const spi_rank_report *mine, spi_rank_report **all, s
     return status;
 }
 
-/* Two Gatherv's: the paths (a few thousand per rank at most), then the
- * names they point into; rank 0 then moves each rank's offsets past the
- * names of the ranks before it. */
-int spi_job_gather_paths(const spi_call_path *mine, size_t count, const spi_profile *local,
-                         int status, spi_call_path **all, size_t *all_count, char **all_names,
-                         spi_error *err) {
-    *all = NULL;
-    *all_count = 0;
-    *all_names = NULL;
-    spi_call_path *packed = NULL;
-    char *names = NULL;
-    uint64_t name_bytes = 0;
-    if (status == SP_OK)
-        status = spi_job_paths_pack(mine, count, local, &packed, &names, &name_bytes);
-    if (job_comm == MPI_COMM_NULL || job_broken) {
-        if (status == SP_OK) {
-            *all = packed;
-            *all_count = count;
-            *all_names = names;
-        } else {
-            spi_free(packed);
-            spi_free(names);
-        }
-        return status;
-    }
-    uint64_t path_bytes = status == SP_OK ? count * sizeof *packed : 0;
-    if (status == SP_OK && (path_bytes > INT32_MAX || name_bytes > INT32_MAX))
-        status = SP_ERR_UNSUPPORTED;
-    static int mine_sizes[2]; /* static: a send left pending may still read it */
-    mine_sizes[0] = status == SP_OK ? (int)path_bytes : 0;
-    mine_sizes[1] = status == SP_OK ? (int)name_bytes : 0;
-    /* rank 0: pairs[2r], pairs[2r+1] as gathered; layout = path sizes,
-     * name sizes, path displacements, name displacements (job_size each) */
-    int *pairs = NULL, *layout = NULL;
-    if (job_rank == 0 && !spi_job_fault_fails(job_rank, "paths")) {
-        pairs = spi_calloc((size_t)job_size * 2, sizeof *pairs);
-        layout = spi_calloc((size_t)job_size * 4, sizeof *layout);
-    }
-    spi_job_fault_point(job_rank, "paths");
-    snprintf(job_where, sizeof job_where,
-             "the profile's file is written; only the end-of-run summary is incomplete");
-    /* Rank 0 first says whether it can take the sizes at all: the summary
-     * must never cost the job more than its table (nor crash it). */
-    int root_ready = job_rank != 0 || (pairs && layout);
-    int got = bcast_int_bounded(&root_ready, "agreeing on the summary's paths", err);
-    if (got != SP_OK || !root_ready) {
-        release(pairs);
-        release(layout);
-        release(packed);
-        release(names);
-        if (got != SP_OK) return status == SP_OK ? got : status;
-        if (job_rank == 0)
-            return spi_error_set(err, SP_ERR_OUT_OF_MEMORY,
-                                 "rank 0 ran out of memory gathering the other ranks' call paths");
-        return status;
-    }
-    got = gather_bounded(mine_sizes, 2, MPI_INT, pairs, 2, MPI_INT,
-                             "gathering the summary's path sizes", err);
-    if (got != SP_OK && status == SP_OK) status = got;
-    uint64_t totals[2] = {0, 0};
-    int *byte_sizes[2] = {NULL, NULL}, *byte_displs[2] = {NULL, NULL};
-    if (job_rank == 0 && pairs && layout) {
-        for (int k = 0; k < 2; k++) {
-            byte_sizes[k] = layout + k * job_size;
-            byte_displs[k] = layout + (2 + k) * job_size;
-            for (int r = 0; r < job_size; r++) {
-                byte_sizes[k][r] = pairs[2 * r + k];
-                byte_displs[k][r] = totals[k] <= INT32_MAX ? (int)totals[k] : 0;
-                totals[k] += (uint64_t)byte_sizes[k][r];
-            }
-        }
-        if (status == SP_OK && (totals[0] > INT32_MAX || totals[1] > INT32_MAX))
-            status = SP_ERR_UNSUPPORTED;
-        if (status == SP_OK) {
-            *all = spi_malloc(totals[0] ? totals[0] : 1);
-            *all_names = spi_malloc(totals[1] ? totals[1] : 1);
-            if (!*all || !*all_names) status = SP_ERR_OUT_OF_MEMORY;
-        }
-        if (status != SP_OK) /* receive nothing; the ranks still send (collective) */
-            for (int r = 0; r < 2 * job_size; r++) layout[r] = 0;
-    }
-    /* rank 0 says whether it can receive; if not, nobody sends (the sizes
-     * of a Gatherv must match on both sides) */
-    int go = job_rank != 0 || status == SP_OK;
-    got = bcast_int_bounded(&go, "agreeing on the summary's path buffers", err);
-    if (got != SP_OK && status == SP_OK) status = got;
-    if (!go) mine_sizes[0] = mine_sizes[1] = 0;
-    /* every rank takes part in both, whatever happened: a failed rank sends 0 bytes */
-    got = gatherv_bounded(packed, mine_sizes[0], MPI_BYTE, *all, byte_sizes[0], byte_displs[0],
-                          MPI_BYTE, "gathering the summary's paths", err);
-    if (got != SP_OK && status == SP_OK) status = got;
-    got = gatherv_bounded(names, mine_sizes[1], MPI_BYTE, *all_names, byte_sizes[1],
-                          byte_displs[1], MPI_BYTE, "gathering the summary's path names", err);
-    if (got != SP_OK && status == SP_OK) status = got;
-    if (job_rank == 0 && status == SP_OK) {
-        *all_count = (size_t)(totals[0] / sizeof **all);
-        size_t at = 0;
-        for (int r = 0; r < job_size; r++) {
-            size_t n = (size_t)byte_sizes[0][r] / sizeof **all;
-            for (size_t i = 0; i < n; i++) (*all)[at + i].region += (uint32_t)byte_displs[1][r];
-            at += n;
-        }
-    }
-    if (status != SP_OK || job_rank != 0) {
-        release(*all);
-        release(*all_names);
-        *all = NULL;
-        *all_names = NULL;
-        *all_count = 0;
-    }
-    release(pairs);
-    release(layout);
-    release(packed);
-    release(names);
-    if (status == SP_ERR_OUT_OF_MEMORY && err && err->status == SP_OK)
-        spi_error_set(err, status, "out of memory while gathering the summary");
-    return status;
+/* ---- lent to job_mpi_paths.c (job_mpi_link.h) ------------------------------- */
+
+bool spi_job_mpi_talking(void) { return job_comm != MPI_COMM_NULL && !job_broken; }
+
+void spi_job_mpi_set_where(const char *text) { snprintf(job_where, sizeof job_where, "%s", text); }
+
+int spi_job_mpi_bcast_int(int *value, const char *phase, spi_error *err) {
+    return bcast_int_bounded(value, phase, err);
 }
+
+int spi_job_mpi_send(const void *buffer, int count, MPI_Datatype type, int to, int tag,
+                     const char *phase, spi_error *err) {
+    return send_bounded(buffer, count, type, to, tag, phase, err);
+}
+
+int spi_job_mpi_recv(void *buffer, int count, MPI_Datatype type, int from, int tag,
+                     const char *phase, spi_error *err) {
+    return recv_bounded(buffer, count, type, from, tag, phase, err);
+}
+
+void spi_job_mpi_release(void *buffer) { release(buffer); }
 
 uint32_t spi_job_rank(void) { return (uint32_t)job_rank; }
 uint32_t spi_job_size(void) { return (uint32_t)job_size; }
@@ -469,13 +356,7 @@ int64_t spi_job_node_count(void) { return node_count; }
 void spi_job_stop(void) {
     int finalized = 0;
     PMPI_Finalized(&finalized);
-    if (finalize_keyval != MPI_KEYVAL_INVALID && !finalized) {
-        /* Inside MPI_Finalize the attribute is being deleted by MPI itself. */
-        finalize_hook = NULL;
-        if (!inside_mpi_finalize) PMPI_Comm_delete_attr(MPI_COMM_SELF, finalize_keyval);
-        PMPI_Comm_free_keyval(&finalize_keyval);
-    }
-    finalize_keyval = MPI_KEYVAL_INVALID;
+    spi_job_exit_remove();
     finalize_hook = NULL;
     deferred = 0;
     if (job_comm != MPI_COMM_NULL && !finalized && !job_broken) PMPI_Comm_free(&job_comm);
