@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Hostile files and faults, round 3 (issue 29): one case per ctest entry.
 
-    round3_test.py --bin DIR [--shim LIB --recorder PROG] --data DIR CASE
+    round3_test.py --bin DIR [--shim LIB --recorder PROG --names PROG] --data DIR CASE
 
 Every file is crafted here with h5py, in the current directory:
 
@@ -25,6 +25,10 @@ Every file is crafted here with h5py, in the current directory:
                     file): the text of scope-inspect and scope-diff stays
                     under 1 MB (it was 200 MB), the name is cut with a
                     marker there and printed whole by --json and the CSV
+  summary_long_name the summary sp_finalize prints for 10^4 regions, one of
+                    them named by 100 KB (many_names.c): under 1 MB of text
+                    (every row was padded to the longest name: 1.0 GB),
+                    the long name's start shown, finalize succeeds
   disk_full_close   the final H5Fclose of the output fails as on a full disk
                     (fail_close.c, LD_PRELOAD): sp_finalize and scope-merge
                     return an error (no signal, not even at exit), the
@@ -347,6 +351,24 @@ def case_long_name():
         os.remove("long.csv")
 
 
+def case_summary_long_name():
+    if not ARGS.names:
+        fail("summary_long_name needs --names")
+        return
+    p = run([ARGS.names, os.path.abspath("summary.h5"), "10000", "100000"],
+            {"SCOPE_PROFILER_SUMMARY": "1", "SCOPE_PROFILER_QUIET": "", "SCOPE_PROFILER_FILE": "",
+             "SCOPE_PROFILER_DISABLE": ""})
+    if p is None:
+        return
+    text = p.stdout + p.stderr
+    if p.returncode != 0 or b"finalize 0" not in p.stdout:
+        fail(f"many_names: exit {p.returncode}, {p.stdout[-200:]!r}")
+    if len(text) > 1 << 20:
+        fail(f"the finalize summary printed {len(text)} bytes for 10^4 regions")
+    if b"L" * 40 not in text:
+        fail("the summary does not show the long name's start")
+
+
 def same_bytes(path, before, who):
     if not os.path.exists(path) or open(path, "rb").read() != before:
         fail(f"{who}: the previous {path} was not kept intact")
@@ -413,6 +435,7 @@ def main():
     ap.add_argument("--data", required=True)
     ap.add_argument("--shim")
     ap.add_argument("--recorder")
+    ap.add_argument("--names")
     ap.add_argument("case", choices=sorted(CASES))
     ARGS = ap.parse_args()
     try:

@@ -34,6 +34,17 @@
  *    a write error on one aggregator can leave HDF5 1.10's own collective
  *    chunk bookkeeping waiting on the other ranks (a hang inside HDF5,
  *    seen on a full tmpfs). Nothing is published in either case.
+ *  - Deadlines: HDF5's collective calls (H5Fcreate, H5Dcreate, H5Dwrite,
+ *    H5Fclose over MPI-IO) block until every rank joins, with no timeout.
+ *    So every collective phase is entered only after a nonblocking
+ *    agreement (or, per round of event writes, a nonblocking barrier)
+ *    that completed within the caller's deadline (bounds->wait): a rank
+ *    that died or stopped before the phase is reported by the others
+ *    instead of holding them forever. Once a wait gave up, no collective
+ *    call is made again, not even the close of the MPI-IO file (it would
+ *    wait for the missing rank): the handle is left to the process's end.
+ *    The exchanges' buffers are static, because a collective left pending
+ *    may still write them after the wait gave up.
  */
 #include "format/h5_parallel_writer.h"
 
@@ -86,6 +97,8 @@ typedef struct parallel_writer {
     int64_t *buffers[SPI_EV_COUNT];   /* SLICE_EVENTS each, for the columns written */
     /* this rank's index rows */
     spi_index_rows index_rows;
+    const spi_parallel_bounds *bounds;
+    bool gave_up; /* a wait timed out or failed: no collective call again */
 } parallel_writer;
 
 static int mpi_fail(spi_error *err, int code, const char *path, const char *what) {
@@ -95,18 +108,50 @@ static int mpi_fail(spi_error *err, int code, const char *path, const char *what
     return spi_error_set(err, SP_ERR_MPI, "%s: MPI error while %s: %s", path, what, text);
 }
 
-/* The ranks agree on one status: SP_OK when every rank's is, else the
- * status of the lowest failing rank (its message stays its own; the other
- * ranks say which rank failed). Collective. */
-static int agree(parallel_writer *w, int status, spi_error *err) {
-    struct { int ok; int rank; } mine = {status == SP_OK, w->me}, first;
-    int rc = MPI_Allreduce(&mine, &first, 1, MPI_2INT, MPI_MINLOC, w->comm);
-    if (rc != MPI_SUCCESS) return status != SP_OK ? status : mpi_fail(err, rc, w->path, "agreeing on the write");
+/* Wait for a nonblocking exchange just started (rc is the start's result)
+ * through the caller's deadline. SP_OK, or SP_ERR_MPI with w->gave_up set.
+ * A rank that already failed keeps its own message (err untouched); the
+ * failure to reach the others then only stops further collectives. */
+static int bounded(parallel_writer *w, int rc, MPI_Request *request, int root, const char *phase,
+                   int status, spi_error *err) {
+    spi_error why = {0};
+    int waited = rc != MPI_SUCCESS ? mpi_fail(&why, rc, w->path, phase)
+                                   : w->bounds->wait(request, w->me, root, phase, &why);
+    if (waited == SP_OK) return SP_OK;
+    w->gave_up = true;
+    if (status != SP_OK) return SP_ERR_MPI;
+    if (rc != MPI_SUCCESS) return spi_error_set(err, SP_ERR_MPI, "%s", why.message);
+    /* the caller's message names the phase and the ranks: add the file */
+    return spi_error_set(err, SP_ERR_MPI, "%s: %s", w->path, why.message);
+}
+
+static void checkpoint(const parallel_writer *w, const char *phase) {
+    if (w->bounds->checkpoint) w->bounds->checkpoint(w->me, phase);
+}
+
+/* The ranks agree on one status before the collective phase `phase`:
+ * SP_OK when every rank's is, else the status of the lowest failing rank
+ * (its message stays its own; the other ranks say which rank failed), or
+ * SP_ERR_MPI when a rank did not answer in time. Collective, bounded. */
+static int agree(parallel_writer *w, int status, const char *phase, spi_error *err) {
+    if (w->gave_up) return status != SP_OK ? status : SP_ERR_MPI;
+    /* static: a pending exchange may write them after a timeout */
+    static struct { int ok; int rank; } mine, first;
+    static int code;
+    mine.ok = status == SP_OK;
+    mine.rank = w->me;
+    first.ok = 0;
+    first.rank = 0;
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = PMPI_Iallreduce(&mine, &first, 1, MPI_2INT, MPI_MINLOC, w->comm, &request);
+    int waited = bounded(w, rc, &request, -1, phase, status, err);
+    if (waited != SP_OK) return status != SP_OK ? status : waited;
     if (first.ok) return SP_OK;
-    int code = status;
-    rc = MPI_Bcast(&code, 1, MPI_INT, first.rank, w->comm);
+    code = status;
+    rc = PMPI_Ibcast(&code, 1, MPI_INT, first.rank, w->comm, &request);
+    waited = bounded(w, rc, &request, first.rank, phase, status, err);
     if (status != SP_OK) return status;
-    if (rc != MPI_SUCCESS) return mpi_fail(err, rc, w->path, "agreeing on the write");
+    if (waited != SP_OK) return waited;
     return spi_error_set(err, code, "%s: rank %d could not write its part of the file (see its "
                          "message); nothing was published", w->path, first.rank);
 }
@@ -209,14 +254,28 @@ static void write_events(parallel_writer *w, const spi_parallel_plan *plan,
      * this rank's offset into its first chunk, so the ranks agree on the
      * number of rounds. */
     uint64_t skew = plan->first_event % SPI_EVENT_CHUNK_ELEMENTS;
-    uint64_t mine = (skew + local->event_count + SLICE_EVENTS - 1) / SLICE_EVENTS, rounds = 0;
-    int rc = MPI_Allreduce(&mine, &rounds, 1, MPI_UINT64_T, MPI_MAX, w->comm);
-    if (rc != MPI_SUCCESS && *status == SP_OK) *status = mpi_fail(err, rc, w->path, "counting rounds");
-    if (rc != MPI_SUCCESS) rounds = 0;
+    static uint64_t mine, rounds; /* static: see bounded() */
+    mine = (skew + local->event_count + SLICE_EVENTS - 1) / SLICE_EVENTS;
+    rounds = 0;
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = PMPI_Iallreduce(&mine, &rounds, 1, MPI_UINT64_T, MPI_MAX, w->comm, &request);
+    int counted = bounded(w, rc, &request, -1, "counting the rounds of the parallel write",
+                          *status, err);
+    if (counted != SP_OK && *status == SP_OK) *status = counted;
+    if (counted != SP_OK) return; /* no collective write without every rank */
     size_t row = 0;
     uint64_t in_row = 0, written = 0;
     int64_t previous = 0;
     for (uint64_t round = 0; round < rounds; round++) {
+        /* every rank is still there before this round's collective writes
+         * (a barrier costs far less than the round's chunk exchanges) */
+        checkpoint(w, "parallel-events");
+        rc = PMPI_Ibarrier(w->comm, &request);
+        int alive = bounded(w, rc, &request, -1, "writing the calls in parallel", *status, err);
+        if (alive != SP_OK) {
+            if (*status == SP_OK) *status = alive;
+            return;
+        }
         size_t n = 0, limit = round == 0 ? SLICE_EVENTS - (size_t)skew : SLICE_EVENTS;
         while (row < local->row_count) {
             const spi_row *r = &local->rows[row];
@@ -280,7 +339,7 @@ static void write_index_rows(parallel_writer *w, const spi_parallel_plan *plan, 
                              int *status, spi_error *err) {
     /* an empty index (no rank recorded anything): HDF5 refuses a collective
      * write into a dataset of size 0, and there is nothing to write */
-    if (plan->row_count == 0) return;
+    if (plan->row_count == 0 || w->gave_up) return;
     const void *data[PARALLEL_INDEX_COUNT] = {w->index_rows.region_ids, w->index_rows.ranks, w->index_rows.offsets, w->index_rows.counts,
                                               w->index_rows.source_lines, w->index_rows.exclusive_totals, w->index_rows.stats};
     for (size_t i = 0; i < PARALLEL_INDEX_COUNT; i++) {
@@ -369,18 +428,25 @@ static int share_temp_name(parallel_writer *w, spi_error *err) {
         if (w->temp) w->partial_slot = spi_h5_partial_register(w->temp);
     }
     /* A fixed buffer on every rank: the broadcast's shape never depends on
-     * an allocation that could fail on one rank only. */
-    char name[PATH_MAX];
-    int len = w->temp && strlen(w->temp) < sizeof name ? (int)strlen(w->temp) + 1 : 0;
+     * an allocation that could fail on one rank only. Static: a broadcast
+     * left pending after a timeout may still write it. */
+    static char name[PATH_MAX];
+    static int len;
+    len = w->temp && strlen(w->temp) < sizeof name ? (int)strlen(w->temp) + 1 : 0;
     if (w->me == 0 && len > 0) memcpy(name, w->temp, (size_t)len);
     if (w->me == 0 && w->temp && len == 0 && status == SP_OK)
         status = spi_error_set(err, SP_ERR_OUTPUT, "%s: the path is too long", w->path);
-    int rc = MPI_Bcast(&len, 1, MPI_INT, 0, w->comm);
-    if (rc == MPI_SUCCESS && len > 0) rc = MPI_Bcast(name, len, MPI_CHAR, 0, w->comm);
-    if (rc == MPI_SUCCESS && len > 0 && w->me != 0 && !(w->temp = spi_strdup(name)))
+    MPI_Request request = MPI_REQUEST_NULL;
+    int rc = PMPI_Ibcast(&len, 1, MPI_INT, 0, w->comm, &request);
+    int shared = bounded(w, rc, &request, 0, "sharing the file's name", status, err);
+    if (shared == SP_OK && len > 0) {
+        rc = PMPI_Ibcast(name, len, MPI_CHAR, 0, w->comm, &request);
+        shared = bounded(w, rc, &request, 0, "sharing the file's name", status, err);
+    }
+    if (shared == SP_OK && len > 0 && w->me != 0 && !(w->temp = spi_strdup(name)))
         status = SP_ERR_OUT_OF_MEMORY;
-    if (rc != MPI_SUCCESS && status == SP_OK) status = mpi_fail(err, rc, w->path, "sharing the file name");
-    if (len == 0 && w->me != 0 && status == SP_OK)
+    if (shared != SP_OK && status == SP_OK) status = shared;
+    if (shared == SP_OK && len == 0 && w->me != 0 && status == SP_OK)
         status = spi_error_set(err, SP_ERR_OUTPUT, "%s: rank 0 could not create the file (see "
                                "its message)", w->path);
     if (status == SP_ERR_OUT_OF_MEMORY)
@@ -406,11 +472,13 @@ static int open_parallel(parallel_writer *w, spi_error *err) {
 /* Close everything of the collective phase (collective), keeping the first
  * failure. */
 static void close_parallel(parallel_writer *w, int *status, spi_error *err) {
+    if (w->dxpl >= 0) H5Pclose(w->dxpl);
+    w->dxpl = -1;
+    if (w->gave_up) return; /* closing is collective: it would wait for the missing rank */
     for (int c = 0; c < SPI_EV_COUNT; c++)
         if (w->events[c] >= 0) H5Dclose(w->events[c]);
     for (size_t i = 0; i < PARALLEL_INDEX_COUNT; i++)
         if (w->index[i] >= 0) H5Dclose(w->index[i]);
-    if (w->dxpl >= 0) H5Pclose(w->dxpl);
     errno = 0;
     if (w->file >= 0 && H5Fclose(w->file) < 0 && *status == SP_OK)
         *status = spi_h5_fail(err, w->path, "close the file written in parallel");
@@ -426,8 +494,9 @@ static void release(parallel_writer *w) {
 
 int spi_h5_parallel_write(MPI_Comm comm, const char *path, const spi_parallel_plan *plan,
                           const spi_profile *local, const spi_parallel_root *root,
-                          spi_error *err) {
-    parallel_writer w = {.comm = comm, .path = path, .partial_slot = -1, .file = -1, .dxpl = -1};
+                          const spi_parallel_bounds *bounds, spi_error *err) {
+    parallel_writer w = {.comm = comm, .path = path, .partial_slot = -1, .file = -1, .dxpl = -1,
+                         .bounds = bounds};
     for (int c = 0; c < SPI_EV_COUNT; c++) w.events[c] = -1;
     for (size_t i = 0; i < PARALLEL_INDEX_COUNT; i++) w.index[i] = -1;
     MPI_Comm_rank(comm, &w.me);
@@ -435,23 +504,35 @@ int spi_h5_parallel_write(MPI_Comm comm, const char *path, const spi_parallel_pl
     spi_h5_silence(&silence);
     unsigned columns = spi_h5_event_column_set(plan->event_columns);
 
+    checkpoint(&w, "parallel-open");
     int status = allocate(&w, local, columns);
     if (status != SP_OK) status = spi_error_set(err, status, "%s: out of memory while writing", path);
     int shared = share_temp_name(&w, err);
     if (status == SP_OK) status = shared;
-    status = agree(&w, status, err);
-    if (status == SP_OK) status = agree(&w, open_parallel(&w, err), err);
+    status = agree(&w, status, "agreeing to create the file in parallel", err);
+    if (status == SP_OK) {
+        int opened = open_parallel(&w, err);
+        checkpoint(&w, "parallel-layout");
+        status = agree(&w, opened, "agreeing to create the layout in parallel", err);
+    }
     if (status == SP_OK) {
         int created = create_layout(&w, plan, columns);
         if (created != SP_OK) created = spi_h5_fail(err, path, "create the layout in parallel");
-        status = agree(&w, created, err);
+        status = agree(&w, created, "agreeing to write the calls in parallel", err);
     }
     if (status == SP_OK) {
         int local_status = SP_OK;
         write_events(&w, plan, local, &local_status, err);
         write_index_rows(&w, plan, local->row_count, &local_status, err);
+        checkpoint(&w, "parallel-close");
+        /* a bounded barrier before the collective close, which has none */
+        MPI_Request request = MPI_REQUEST_NULL;
+        if (!w.gave_up)
+            bounded(&w, PMPI_Ibarrier(comm, &request), &request, -1,
+                    "closing the file written in parallel", local_status, err);
+        if (w.gave_up && local_status == SP_OK) local_status = SP_ERR_MPI;
         close_parallel(&w, &local_status, err);
-        status = agree(&w, local_status, err);
+        status = agree(&w, local_status, "agreeing on the parallel write", err);
     } else {
         int ignored = SP_OK;
         close_parallel(&w, &ignored, err);
@@ -462,9 +543,15 @@ int spi_h5_parallel_write(MPI_Comm comm, const char *path, const spi_parallel_pl
         if (status == SP_OK) status = spi_h5_publish_temp(w.temp, path, err);
         else if (w.temp) unlink(w.temp);
     }
-    int final_status = status;
-    int rc = MPI_Bcast(&final_status, 1, MPI_INT, 0, comm);
-    if (status == SP_OK && rc != MPI_SUCCESS) status = mpi_fail(err, rc, path, "finishing the write");
+    static int final_status; /* static: see bounded() */
+    final_status = status;
+    if (!w.gave_up) {
+        MPI_Request request = MPI_REQUEST_NULL;
+        int rc = PMPI_Ibcast(&final_status, 1, MPI_INT, 0, comm, &request);
+        int finished = bounded(&w, rc, &request, 0, "waiting for rank 0 to publish the file",
+                               status, err);
+        if (finished != SP_OK && status == SP_OK) status = finished;
+    }
     if (status == SP_OK && final_status != SP_OK)
         status = spi_error_set(err, final_status, "%s: rank 0 could not complete the file (see "
                                "its message); nothing was published", path);

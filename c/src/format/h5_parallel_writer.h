@@ -61,14 +61,44 @@ typedef struct spi_parallel_root {
     const spi_profile *counters; /* perf/LIKWID records of every rank, or NULL */
 } spi_parallel_root;
 
+/* How the writer holds its own exchanges to the job's deadline (issue 29:
+ * a rank that died or stopped must not leave the others blocked in a
+ * collective HDF5 call forever). The caller (job/job_parallel.c) supplies
+ * the policy, so this module knows nothing of the job's timeout. Before
+ * each collective HDF5 phase (create, layout, every round of event writes,
+ * close) the ranks make a nonblocking agreement and wait for it through
+ * `wait`: a peer that is gone is then noticed there, with the caller's
+ * timeout message, instead of inside HDF5 where nothing can time out. A
+ * rank that dies INSIDE a collective HDF5 call still holds the others
+ * there (HDF5 and MPI-IO offer no deadline). */
+typedef struct spi_parallel_bounds {
+    /* Poll *request, a nonblocking collective this rank (`me`) started on
+     * the writer's communicator, until it completes or the deadline
+     * passes. `root` is the rank a broadcast comes from, or -1 for an
+     * exchange among all ranks. Returns SP_OK, or an error status with err
+     * naming `phase`, the timeout and the ranks missing; after a failure
+     * the writer starts no further collective operation and leaves the
+     * request and its (static) buffers to MPI. Required. */
+    int (*wait)(MPI_Request *request, int me, int root, const char *phase, spi_error *err);
+    /* Called on every rank on entering each collective phase, with its
+     * name ("parallel-open", "parallel-layout", "parallel-events",
+     * "parallel-close"): fault injection in test builds. May be NULL. */
+    void (*checkpoint)(int rank, const char *phase);
+} spi_parallel_bounds;
+
 /* Write `local`'s rows (read through spi_profile_row_calls, in order) as
- * this rank's part of `path`. Collective over comm. Returns SP_OK on every
+ * this rank's part of `path`. Collective over comm; every exchange between
+ * ranks outside HDF5 waits through bounds->wait. Returns SP_OK on every
  * rank, or the same error status on every rank: SP_ERR_OUTPUT (the file
  * system refused, or the path cannot be replaced), SP_ERR_HDF5, SP_ERR_MPI,
  * SP_ERR_OUT_OF_MEMORY, SP_ERR_CORRUPT (a rank's calls could not be read
- * back); err names the file (on the other ranks: which rank failed). */
+ * back); err names the file (on the other ranks: which rank failed). After
+ * a wait gave up (SP_ERR_MPI, the ranks still alive each say so), nothing
+ * was published, rank 0 removed the temporary, and the MPI-IO file may
+ * stay open in this process: closing it is collective and would hang on
+ * the missing rank. */
 int spi_h5_parallel_write(MPI_Comm comm, const char *path, const spi_parallel_plan *plan,
                           const spi_profile *local, const spi_parallel_root *root,
-                          spi_error *err);
+                          const spi_parallel_bounds *bounds, spi_error *err);
 
 #endif /* SPI_H5_PARALLEL_WRITER_H */

@@ -64,8 +64,9 @@ void spi_job_park(void *buffer);
 /* Fault injection (builds with SCOPE_PROFILER_FAULT_INJECTION, for the
  * tests): SCOPE_PROFILER_TEST_STALL="RANK:PHASE:ACTION" makes job rank RANK
  * sleep forever (ACTION "sleep") or end at once (ACTION "exit": _exit(9))
- * when it reaches the point named PHASE ("counts", "rows", "paths").
- * Nothing in other builds. */
+ * when it reaches the point named PHASE ("counts", "rows", "paths"; in
+ * the parallel-HDF5 writer "parallel-open", "parallel-layout",
+ * "parallel-events", "parallel-close"). Nothing in other builds. */
 void spi_job_fault_point(int rank, const char *phase);
 /* Whether SCOPE_PROFILER_TEST_STALL="RANK:PHASE:fail" names this rank and
  * point: the caller then behaves as if its allocations there failed.

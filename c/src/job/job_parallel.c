@@ -46,6 +46,15 @@ static int finish(int rc, MPI_Request *request, int me, const char *phase, spi_e
                : MPI_ERR_OTHER;
 }
 
+/* The parallel writer's waits (format/h5_parallel_writer.h): the same
+ * deadline and message as every other exchange of the job's finalize. */
+static int writer_wait(MPI_Request *request, int me, int root, const char *phase,
+                       spi_error *err) {
+    int peer = root < 0 || root == me ? SPI_JOB_COLLECTIVE : SPI_JOB_FROM_ROOT(root);
+    return spi_job_wait(request, &peer, 1, phase,
+                        "nothing was written; the output path keeps what it held", err);
+}
+
 /* Whether every rank sees the directory of `path` as rank 0 does: rank 0
  * writes a token into a temporary sibling, every rank reads it back. A
  * node-local directory (/tmp on a multi-node job) or a relative path in
@@ -316,7 +325,8 @@ int spi_job_parallel_write(MPI_Comm comm, const spi_profile *local, const char *
                                   .threads = g.thread_rows,
                                   .thread_count = g.thread_count,
                                   .counters = &g.counters};
-        status = spi_h5_parallel_write(comm, path, &plan, local, &root, err);
+        spi_parallel_bounds bounds = {.wait = writer_wait, .checkpoint = spi_job_fault_point};
+        status = spi_h5_parallel_write(comm, path, &plan, local, &root, &bounds, err);
         if (me == 0)
             *totals = (spi_job_totals){.ranks = (uint32_t)size, .rows = sums[0],
                                        .events = all_calls, .regions = g.names_union.count};
