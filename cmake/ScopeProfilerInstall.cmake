@@ -274,6 +274,7 @@ function(_scope_profiler_install)
   set(SCOPE_PROFILER_CONFIG_NEEDS_THREADS OFF)
   set(SCOPE_PROFILER_CONFIG_NEEDS_HDF5 OFF)
   set(SCOPE_PROFILER_CONFIG_NEEDS_MPI OFF)
+  set(SCOPE_PROFILER_CONFIG_NEEDS_LIBDEFLATE OFF)
   foreach(dep IN LISTS consumer_deps)
     if(dep MATCHES "^Threads::")
       set(SCOPE_PROFILER_CONFIG_NEEDS_THREADS ON)
@@ -281,6 +282,9 @@ function(_scope_profiler_install)
       set(SCOPE_PROFILER_CONFIG_NEEDS_HDF5 ON)
     elseif(dep MATCHES "^MPI::")
       set(SCOPE_PROFILER_CONFIG_NEEDS_MPI ON)
+    elseif(dep STREQUAL "PkgConfig::libdeflate")
+      # the event chunks' compressor (issue 31), found through pkg-config
+      set(SCOPE_PROFILER_CONFIG_NEEDS_LIBDEFLATE ON)
     elseif(dep MATCHES "::")
       message(WARNING "scope-profiler packaging: the installed scopeprofiler needs "
         "the imported target ${dep}, which ScopeProfilerConfig.cmake does not know "
@@ -456,6 +460,13 @@ function(_scope_profiler_install)
   _scope_profiler_compile_flags(PC_CFLAGS_PUBLIC scopeprofiler ${public_deps})
   _scope_profiler_link_flags(PC_LIBS_PUBLIC ${public_deps})
   _scope_profiler_link_flags(PC_LIBS_PRIVATE ${private_deps})
+  # libdeflate also by name, so `pkg-config --static` takes its flags from
+  # its own .pc (a static build only: a shared one needs no libdeflate .pc
+  # on the consumer's machine).
+  set(PC_REQUIRES_PRIVATE "")
+  if(static AND "PkgConfig::libdeflate" IN_LIST private_deps)
+    set(PC_REQUIRES_PRIVATE "libdeflate")
+  endif()
   set(PC_VERSION "${PROJECT_VERSION}")
   # A shared library outside the loader's path is found through the
   # program's run path; pkg-config users get it from Libs (see the .pc).

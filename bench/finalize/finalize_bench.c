@@ -10,7 +10,11 @@
  * summary printed (SCOPE_PROFILER_SUMMARY=0 in the environment turns the
  * summary off, for the comparison run.sh makes). After sp_finalize the
  * program prints one line to stderr: shape, calls, finalize seconds (the
- * report and summary included), peak RSS of the whole process in MiB.
+ * report and summary included), peak RSS of the whole process in MiB, the
+ * write threads asked for (SCOPE_PROFILER_WRITE_THREADS, "all" when unset)
+ * the size of the file written in MiB, and the CPU time finalize took
+ * (user + system, every thread: on a loaded machine the wall time says
+ * little, the CPU time what the work was).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdbool.h>
@@ -18,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "scope_profiler.h"
@@ -48,14 +53,23 @@ int main(int argc, char **argv) {
         }
         sp_end(a);
     }
+    struct rusage before, usage;
+    getrusage(RUSAGE_SELF, &before);
     double t0 = seconds();
     int status = sp_finalize();
     double elapsed = seconds() - t0;
-    struct rusage usage;
     getrusage(RUSAGE_SELF, &usage);
+    double cpu = (double)(usage.ru_utime.tv_sec - before.ru_utime.tv_sec) +
+                 (double)(usage.ru_stime.tv_sec - before.ru_stime.tv_sec) +
+                 (double)(usage.ru_utime.tv_usec - before.ru_utime.tv_usec) / 1e6 +
+                 (double)(usage.ru_stime.tv_usec - before.ru_stime.tv_usec) / 1e6;
     const char *summary = getenv("SCOPE_PROFILER_SUMMARY");
-    fprintf(stderr, "%-6s %-11s calls %lld  finalize %.3f s  peak RSS %.1f MiB  %s\n", argv[2],
-            summary && strcmp(summary, "0") == 0 ? "summary off" : "summary on", steps * (nested ? 3 : 1),
-            elapsed, usage.ru_maxrss / 1024.0, sp_status_name(status));
+    const char *threads = getenv("SCOPE_PROFILER_WRITE_THREADS");
+    struct stat file;
+    double file_mib = stat(argv[3], &file) == 0 ? (double)file.st_size / (1024.0 * 1024.0) : -1.0;
+    fprintf(stderr, "%-6s %-11s calls %lld  finalize %.3f s  peak RSS %.1f MiB  threads %s  file %.1f MiB  cpu %.3f s  %s\n",
+            argv[2], summary && strcmp(summary, "0") == 0 ? "summary off" : "summary on",
+            steps * (nested ? 3 : 1), elapsed, usage.ru_maxrss / 1024.0,
+            threads && *threads ? threads : "all", file_mib, cpu, sp_status_name(status));
     return status == SP_OK ? 0 : 1;
 }

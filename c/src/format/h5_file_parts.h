@@ -42,6 +42,10 @@ unsigned spi_h5_event_column_set(unsigned declared);
 /* Whole 1-D dataset of `count` elements, contiguous, in one write. */
 int spi_h5_write_column(hid_t parent, const spi_column *column, const void *data, uint64_t count);
 
+/* Whether event columns of `count` calls are chunked with shuffle + deflate
+ * (large enough, and this HDF5 has the deflate filter). */
+bool spi_h5_event_columns_chunked(uint64_t count);
+
 /* A fixed-size event column; large ones chunked and compressed. `dcpl` is a
  * dataset creation list to start from (H5P_DEFAULT for none). < 0 on error. */
 hid_t spi_h5_create_event_column(hid_t events, const spi_column *column, uint64_t count,

@@ -14,7 +14,9 @@
  * Large event columns (>= SPI_COMPRESS_MIN_EVENTS) are chunked with shuffle
  * + deflate, as the reference writer's "auto" repack does; small ones stay
  * contiguous. Level 1 deflate: with shuffle it gets most of level 4's ratio
- * on timestamps at a fraction of the finalize time.
+ * on timestamps at a fraction of the finalize time. Those chunks are not
+ * compressed by HDF5 (one core) but by a few threads and stored with
+ * H5Dwrite_chunk (h5_event_chunks.c); small columns go through H5Dwrite.
  */
 #include "format/h5_writer.h"
 
@@ -31,7 +33,9 @@
 
 #include "util/alloc.h"
 #include "format/h5_call_paths.h"
+#include "format/h5_column_pool.h"
 #include "format/h5_counter_groups.h"
+#include "format/h5_event_chunks.h"
 #include "format/h5_file_parts.h"
 #include "format/h5_util.h"
 #include "format/output_check.h"
@@ -46,6 +50,7 @@ struct spi_writer {
     spi_h5_guard guard;           /* the file driver's record of a failed write */
     spi_writer_layout layout;
     hid_t events[SPI_EV_COUNT];   /* open event datasets, -1 if not written */
+    spi_event_chunks *chunks;     /* compressed columns written by chunks; NULL: H5Dwrite */
     spi_h5_silence_state silence;
 
     /* index rows, buffered until publish */
@@ -88,6 +93,8 @@ static int io_check(spi_writer *w, spi_error *err, const char *what) {
  * crashes the host program. Truncating first gives the space back to
  * whoever else needs it. */
 static void close_discarded(spi_writer *w) {
+    spi_event_chunks_close(w->chunks); /* its threads joined before anything closes */
+    w->chunks = NULL;
     for (int c = 0; c < SPI_EV_COUNT; c++) {
         if (w->events[c] >= 0) H5Dclose(w->events[c]);
         w->events[c] = -1;
@@ -116,6 +123,7 @@ static int oom(spi_writer *w, spi_error *err) {
 /* ---- create ------------------------------------------------------------- */
 
 static void free_writer(spi_writer *w) {
+    spi_event_chunks_close(w->chunks);
     spi_h5_partial_forget(w->partial_slot);
     /* the row being streamed owns its copies too (a write failed in it) */
     uint64_t rows = w->rows_written + (w->row_open ? 1 : 0);
@@ -204,6 +212,10 @@ int spi_writer_create(spi_writer **writer, const char *path, const spi_writer_la
     }
     H5Gclose(events);
     if (status != SP_OK) return h5_fail(w, err, "create the event columns");
+    if (spi_event_chunks_wanted(layout->event_count) &&
+        spi_event_chunks_open(&w->chunks, w->events, layout->event_count,
+                              spi_write_threads()) != SP_OK)
+        return oom(w, err);
     return io_check(w, err, "create the event columns");
 }
 
@@ -278,6 +290,46 @@ int spi_writer_begin_row(spi_writer *w, const spi_row_header *header, spi_error 
     return SP_OK;
 }
 
+/* A failure of the chunked columns, named for the user. */
+static int chunks_fail(spi_writer *w, spi_error *err, int status) {
+    if (status == SP_ERR_OUT_OF_MEMORY) return oom(w, err);
+    if (status == SP_ERR_HDF5) return h5_fail(w, err, "write events");
+    if (status == SP_ERR_OUTPUT)
+        return spi_error_set(err, status, "%s: cannot compress events", w->final_path);
+    return spi_error_set(err, status, "%s: %llu of %llu events were written", w->final_path,
+                         (unsigned long long)w->event_cursor,
+                         (unsigned long long)w->layout.event_count);
+}
+
+/* The events of a chunked file: into the chunks' buffers directly, in
+ * pieces that end at chunk boundaries (h5_event_chunks.h). */
+static int append_chunked(spi_writer *w, const spi_event_chunk *chunk, spi_error *err) {
+    for (size_t done = 0; done < chunk->count;) {
+        size_t room, n = chunk->count - done;
+        int64_t *deltas = spi_event_chunks_span(w->chunks, SPI_EV_START_DELTAS, &room);
+        if (n > room) n = room;
+        for (size_t i = 0; i < n; i++) {
+            int64_t start = chunk->starts[done + i];
+            deltas[i] = start - w->previous_start; /* a row's first: its absolute start */
+            w->previous_start = start;
+        }
+        for (int c = 0; c < SPI_EV_COUNT; c++) {
+            if (c == SPI_EV_START_DELTAS || w->events[c] < 0) continue;
+            int64_t *span = spi_event_chunks_span(w->chunks, c, &room);
+            const int64_t *values = c == SPI_EV_DURATIONS ? chunk->durations : chunk->columns[c];
+            if (values) memcpy(span, values + done, n * sizeof *span);
+            else for (size_t i = 0; i < n; i++) span[i] = spi_event_columns[c].missing;
+        }
+        int status = spi_event_chunks_advance(w->chunks, n);
+        if (status != SP_OK) return chunks_fail(w, err, status);
+        if ((status = io_check(w, err, "write events")) != SP_OK) return status;
+        w->event_cursor += n;
+        w->row_events += n;
+        done += n;
+    }
+    return SP_OK;
+}
+
 int spi_writer_append_events(spi_writer *w, const spi_event_chunk *chunk, spi_error *err) {
     errno = 0; /* h5_fail reads what the file driver leaves here */
     if (!w->row_open)
@@ -287,6 +339,7 @@ int spi_writer_append_events(spi_writer *w, const spi_event_chunk *chunk, spi_er
         return spi_error_set(err, SP_ERR_INVALID_ARGUMENT,
                              "%s: more events written than the %llu declared", w->final_path,
                              (unsigned long long)w->layout.event_count);
+    if (w->chunks) return append_chunked(w, chunk, err);
     /* Slices of at most SCRATCH_EVENTS so the delta encoding needs no
      * allocation proportional to the chunk. */
     for (size_t done = 0; done < chunk->count;) {
@@ -385,6 +438,10 @@ int spi_writer_publish(spi_writer *w, spi_error *err) {
                                (unsigned long long)w->layout.event_count);
     }
     errno = 0;
+    if (status == SP_OK && w->chunks) {
+        int chunked = spi_event_chunks_finish(w->chunks);
+        if (chunked != SP_OK) status = chunks_fail(w, err, chunked);
+    }
     if (status == SP_OK && write_index(w) != SP_OK) status = h5_fail(w, err, "write the index");
     for (int c = 0; c < SPI_EV_COUNT; c++) {
         if (w->events[c] >= 0) H5Dclose(w->events[c]);
