@@ -24,6 +24,7 @@
 
 #include "util/alloc.h"
 #include "merge_internal.h"
+#include "format/reader_h5_names.h"
 #include "format/reader_h5_util.h"
 #include "format/reader_policy.h"
 
@@ -87,7 +88,7 @@ static int copy_children(const spm_copy *c, hid_t rank_group, const char *rank_n
     if (status != SP_OK || group < 0) return status;
     char **names = NULL;
     hsize_t count = 0;
-    status = spi_h5r_list(c->h, group, &names, &count);
+    status = spi_h5r_list_names(c->h, group, &names, &count);
     char dst_group[NAME_BYTES], dst[2 * NAME_BYTES], src[2 * NAME_BYTES];
     snprintf(dst_group, sizeof dst_group, "%s/%s", rank_name, kind);
     hsize_t next = 0;
@@ -166,7 +167,9 @@ static int copy_input(spm_input *in, hid_t out, const char *out_path, bool backw
     char **names = NULL;
     hsize_t count = 0;
     hid_t root = H5Gopen2(file, "/", H5P_DEFAULT);
-    int status = root >= 0 ? spi_h5r_list(&h, root, &names, &count) : SP_ERR_HDF5;
+    int status = root >= 0 ? spi_h5r_list_names(&h, root, &names, &count)
+                           : spi_error_set(err, SP_ERR_HDF5, "%s: cannot open the root group "
+                                           "to copy its rank groups", in->path);
     for (hsize_t i = 0; i < count && status == SP_OK; i++) {
         if (!is_rank_group(names[i])) continue;
         hid_t group;

@@ -28,6 +28,7 @@
 
 #include "util/alloc.h"
 #include "merge_internal.h"
+#include "format/reader_h5_names.h"
 #include "format/reader_h5_util.h"
 
 #define COPY_MAX_DEPTH 16
@@ -355,7 +356,7 @@ static int copy_group(const spm_copy *c, hid_t loc, const char *name, const char
     int status = out >= 0 ? spm_copy_attributes(c, src, out, src_path) : copy_failed(c, dst);
     char **names = NULL;
     hsize_t count = 0;
-    if (status == SP_OK) status = spi_h5r_list(c->h, src, &names, &count);
+    if (status == SP_OK) status = spi_h5r_list_names(c->h, src, &names, &count);
     char child_src[NAME_BYTES], child_dst[NAME_BYTES];
     for (hsize_t i = 0; i < count && status == SP_OK; i++) {
         int a = snprintf(child_src, sizeof child_src, "%s/%s", src_path, names[i]);

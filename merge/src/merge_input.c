@@ -193,6 +193,7 @@ static int open_streamed(spm_input *in, bool have_summary, spi_error *err) {
     if (status != SP_OK) return status;
     spi_h5r h = {.file = in->file, .path = in->path, .err = err};
     if (H5Fget_filesize(in->file, &h.file_bytes) < 0) h.file_bytes = 0;
+    in->file_bytes = h.file_bytes;
     if (!have_summary) {
         hsize_t names = 0;
         status = spi_h5r_read_metadata(&h, &in->prof);
@@ -258,6 +259,8 @@ static int open_streamed(spm_input *in, bool have_summary, spi_error *err) {
                                            in->path, name);
                 if (type >= 0) H5Tclose(type);
             }
+            if (status == SP_OK && spm_chunks_open(in->dsets[c], &in->chunked[c]) != SP_OK)
+                status = oom(in->path, err);
             if (status == SP_OK) in->columns |= 1u << c;
         }
     }
@@ -302,8 +305,10 @@ int spm_input_open(spm_input *in, const char *path, size_t arg_index, spi_error 
 }
 
 void spm_input_close(spm_input *in) {
-    for (int c = 0; c < SPM_COL_COUNT; c++)
+    for (int c = 0; c < SPM_COL_COUNT; c++) {
+        spm_chunks_close(in->chunked[c]);
         if (in->dsets[c] >= 0) H5Dclose(in->dsets[c]);
+    }
     if (in->file >= 0) H5Fclose(in->file);
     spi_free(in->offsets);
     spi_profile_free(&in->prof);
@@ -357,9 +362,13 @@ int spm_cursor_fill(spm_cursor *c, spi_error *err) {
     spi_h5r h = {.file = c->in->file, .path = c->in->path, .err = err};
     for (int k = 0; k < SPM_COL_COUNT; k++) {
         if (!(c->want & (1u << k))) continue;
-        int status = spi_h5r_read_int_slice(&h, c->in->dsets[k],
-                                            spi_event_columns[schema_col(c->in, k)].name,
-                                            file_pos, n, c->col[k]);
+        bool decoded = false;
+        if (spm_chunks_read(c->in->chunked[k], file_pos, n, c->col[k], &decoded) != SP_OK)
+            return oom(c->in->path, err);
+        int status = decoded ? SP_OK
+                             : spi_h5r_read_int_slice(&h, c->in->dsets[k],
+                                                      spi_event_columns[schema_col(c->in, k)].name,
+                                                      file_pos, n, c->col[k]);
         if (status != SP_OK) return status;
     }
     int64_t *start = c->col[SPM_START], *second = c->col[SPM_DURATION];

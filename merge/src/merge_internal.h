@@ -1,6 +1,7 @@
 /*
  * merge_internal.h - the pieces of sp_merge_files: opening inputs for
- * streaming (merge_input.c), cursors over one row's events, the copy of
+ * streaming (merge_input.c, their compressed columns decoded by
+ * merge_chunks.c), cursors over one row's events, the copy of
  * the rank<N> groups (merge_aux.c), and the state and steps of the merge
  * itself (merge_validate.c, merge_plan.c, merge_sweep.c, merge_write.c,
  * merge_common.c; merge.c runs them). Internal to libscopeprofiler.
@@ -28,6 +29,22 @@ typedef enum spm_col {
     SPM_COL_COUNT
 } spm_col;
 
+/* merge_chunks.c: a compressed event column decoded chunk by chunk
+ * (H5Dread_chunk, libdeflate, unshuffle) instead of through HDF5's filters. */
+typedef struct spm_chunk_column spm_chunk_column;
+/* Whether SCOPE_PROFILER_MERGE_VALUE_PATH asks for HDF5's own reads only. */
+bool spm_chunks_disabled(void);
+/* *column: a decoder for dset (borrowed, stays open), or NULL when dset is
+ * not a layout it decodes (then read it with H5Dread). SP_OK or
+ * SP_ERR_OUT_OF_MEMORY. */
+int spm_chunks_open(hid_t dset, spm_chunk_column **column);
+void spm_chunks_close(spm_chunk_column *column);
+/* count values from element pos into out; *done false when the caller must
+ * read them through H5Dread instead (no decoder, a chunk HDF5 must decide
+ * about). SP_OK or SP_ERR_OUT_OF_MEMORY. Not thread-safe. */
+int spm_chunks_read(spm_chunk_column *column, uint64_t pos, uint64_t count, int64_t *out,
+                    bool *done);
+
 typedef struct spm_input {
     const char *path;
     size_t arg_index;
@@ -43,7 +60,9 @@ typedef struct spm_input {
     /* streamed inputs */
     hid_t file;
     hid_t dsets[SPM_COL_COUNT]; /* open event columns, -1 when absent */
+    spm_chunk_column *chunked[SPM_COL_COUNT]; /* their chunk decoders, or NULL */
     bool deltas;                /* start_deltas+durations, else start/end times */
+    uint64_t file_bytes;        /* the file's size, 0 when not known */
     uint64_t *offsets;          /* per row: first event in the columns */
 } spm_input;
 
@@ -125,6 +144,7 @@ typedef struct spm_id_entry {
 typedef struct spm_id_table {
     spm_id_entry *entries;
     size_t count, capacity;
+    size_t expected;           /* calls the input's rows claim (pass 1's sizing) */
     bool dense;                /* ids are entries[0].id + 0 .. count-1 */
 } spm_id_table;
 

@@ -419,7 +419,14 @@ static int index_ids(spm_merge *m, spi_error *err) {
         for (size_t ri = 0; ri < m->rank_count; ri++) {
             spm_id_table *t = &m->ids[i * m->rank_count + ri];
             if (t->count == 0) continue;
-            qsort(t->entries, t->count, sizeof *t->entries, by_id);
+            /* Pass 1 collects ids in start order, which is id order for
+             * most files (ids follow the begins of each thread): a sorted
+             * table needs no sort, and glibc's merge sort would take a
+             * copy as large as the table. */
+            bool sorted = true;
+            for (size_t k = 1; k < t->count && sorted; k++)
+                sorted = t->entries[k - 1].id <= t->entries[k].id;
+            if (!sorted) qsort(t->entries, t->count, sizeof *t->entries, by_id);
             for (size_t k = 1; k < t->count; k++)
                 if (t->entries[k].id == t->entries[k - 1].id)
                     return spi_error_set(err, SP_ERR_CORRUPT,

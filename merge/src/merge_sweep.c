@@ -99,12 +99,39 @@ int spm_check_spans(const spm_merge *m, spi_error *err) {
 static int id_push(spm_id_table *t, spm_id_entry e) {
     if (t->count == t->capacity) {
         size_t capacity = t->capacity ? t->capacity * 2 : 64;
+        /* past the first reservation, to the claimed size when it is near */
+        if (t->expected > t->capacity && t->expected < capacity) capacity = t->expected;
         spm_id_entry *grown = spi_reallocarray(t->entries, capacity, sizeof *grown);
         if (!grown) return SP_ERR_OUT_OF_MEMORY;
         t->entries = grown;
         t->capacity = capacity;
     }
     t->entries[t->count++] = e;
+    return SP_OK;
+}
+
+/* Room for `calls` ids at once: pass 1 knows how many calls each input has
+ * on the rank, so the table is allocated once instead of grown (each
+ * growth copies the table: 2 x 20M calls took 1.22 GB at the peak instead
+ * of 0.98 GB). A count is only what the file claims, so the reservation
+ * is capped by what a file of its size can hold (16 calls a byte; a
+ * compressed C-core file holds about 2) and 16M calls at least; past it
+ * the table doubles as the calls arrive, never beyond the claim. */
+#define SPM_ID_RESERVE_MIN ((uint64_t)1 << 24)
+#define SPM_ID_CALLS_PER_BYTE 16
+static int id_reserve(spm_id_table *t, uint64_t calls, uint64_t file_bytes) {
+    uint64_t limit = SIZE_MAX / sizeof *t->entries;
+    t->expected = (size_t)(calls > limit ? limit : calls);
+    uint64_t cap = file_bytes > UINT64_MAX / SPM_ID_CALLS_PER_BYTE
+                       ? UINT64_MAX : file_bytes * SPM_ID_CALLS_PER_BYTE;
+    if (cap < SPM_ID_RESERVE_MIN) cap = SPM_ID_RESERVE_MIN;
+    if (cap > limit) cap = limit;
+    size_t want = (size_t)(calls > cap ? cap : calls);
+    if (want <= t->capacity) return SP_OK;
+    spm_id_entry *grown = spi_reallocarray(t->entries, want, sizeof *grown);
+    if (!grown) return SP_ERR_OUT_OF_MEMORY;
+    t->entries = grown;
+    t->capacity = want;
     return SP_OK;
 }
 
@@ -145,6 +172,14 @@ typedef struct sweep_row {
     spm_adoption *adopt;       /* per block event: new parents, zero = none */
     size_t adopt_capacity;
     bool adopt_dirty;
+    /* Memos of the last lookups, since a row's calls mostly repeat their
+     * thread and lanes: the thread id last found in the table, and per
+     * kind of lane (task, own, joint) the key and index last used. */
+    bool thread_checked;
+    int64_t checked_thread;
+    bool lane_known[3];
+    int64_t lane_key[3];
+    size_t lane_index[3];
     /* Welford statistics for inputs that stored none */
     spi_stats stats;
     uint64_t seen;
@@ -156,7 +191,7 @@ typedef struct sweep {
     size_t rank;               /* rank index */
     sweep_row *rows;
     size_t row_count;
-    size_t *heap;
+    struct heap_entry *heap;
     size_t heap_size;
     lane *lanes;
     size_t lane_count;
@@ -167,34 +202,43 @@ typedef struct sweep {
 
 #define MAIN_LANE INT64_MIN
 
-static int64_t head_start(const sweep_row *r) { return r->cur.col[SPM_START][r->at]; }
-static int64_t head_end(const sweep_row *r) {
-    return (int64_t)((uint64_t)r->cur.col[SPM_START][r->at] +
-                     (uint64_t)r->cur.col[SPM_DURATION][r->at]);
+/* A row in the heap with the key of its next call copied in, so that a
+ * comparison reads two adjacent entries instead of two rows' cursors (the
+ * heap orders every call of the rank: its compares are pass 1's hottest
+ * loop). */
+typedef struct heap_entry {
+    int64_t start, end;
+    size_t order;              /* id order of the row's input */
+    size_t row;                /* index in sweep.rows */
+} heap_entry;
+
+static heap_entry head_of(const sweep *s, size_t row) {
+    const sweep_row *r = &s->rows[row];
+    int64_t start = r->cur.col[SPM_START][r->at];
+    /* wrapping: visit() refuses the call if its end leaves int64 */
+    int64_t end = (int64_t)((uint64_t)start + (uint64_t)r->cur.col[SPM_DURATION][r->at]);
+    return (heap_entry){start, end, s->m->order_of[r->input], row};
 }
 
 /* Start ascending; on equal starts the later end first (parents before
  * children, FORMAT.md 7.6 step 2); then driver first, then file order. */
-static bool heap_less(const sweep *s, size_t a, size_t b) {
-    const sweep_row *x = &s->rows[a], *y = &s->rows[b];
-    int64_t xs = head_start(x), ys = head_start(y);
-    if (xs != ys) return xs < ys;
-    int64_t xe = head_end(x), ye = head_end(y);
-    if (xe != ye) return xe > ye;
-    size_t xo = s->m->order_of[x->input], yo = s->m->order_of[y->input];
-    if (xo != yo) return xo < yo;
-    return a < b;
+static bool heap_less(const heap_entry *x, const heap_entry *y) {
+    if (x->start != y->start) return x->start < y->start;
+    if (x->end != y->end) return x->end > y->end;
+    if (x->order != y->order) return x->order < y->order;
+    return x->row < y->row;
 }
 
 static void heap_down(sweep *s, size_t i) {
+    heap_entry *h = s->heap;
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, best = i;
-        if (l < s->heap_size && heap_less(s, s->heap[l], s->heap[best])) best = l;
-        if (r < s->heap_size && heap_less(s, s->heap[r], s->heap[best])) best = r;
+        if (l < s->heap_size && heap_less(&h[l], &h[best])) best = l;
+        if (r < s->heap_size && heap_less(&h[r], &h[best])) best = r;
         if (best == i) return;
-        size_t t = s->heap[i];
-        s->heap[i] = s->heap[best];
-        s->heap[best] = t;
+        heap_entry t = h[i];
+        h[i] = h[best];
+        h[best] = t;
         i = best;
     }
 }
@@ -241,6 +285,21 @@ static lane *find_lane(sweep *s, int64_t input, int64_t which, unsigned modes, s
     s->lanes = grown;
     lane *l = &s->lanes[s->lane_count++];
     *l = (lane){.input = input, .which = which, .modes = modes};
+    return l;
+}
+
+enum { LANE_TASK, LANE_OWN, LANE_JOINT };
+
+/* find_lane through the row's memo of `kind`. */
+static lane *row_lane(sweep *s, sweep_row *r, int kind, int64_t input, int64_t which,
+                      unsigned modes, spi_error *err, int *status) {
+    if (r->lane_known[kind] && r->lane_key[kind] == which) return &s->lanes[r->lane_index[kind]];
+    lane *l = find_lane(s, input, which, modes, err, status);
+    if (l) {
+        r->lane_known[kind] = true;
+        r->lane_key[kind] = which;
+        r->lane_index[kind] = (size_t)(l - s->lanes);
+    }
     return l;
 }
 
@@ -387,9 +446,14 @@ static int visit(sweep *s, sweep_row *r, spi_error *err) {
                       "parent id %lld is not smaller than its call's id %lld (a cycle, a self "
                       "or forward reference)",
                       (long long)parent_id, (long long)call);
-    if (thread != -1 && (thread < -1 || spm_thread_find(&m->thread_sets[cell], thread) < 0))
-        return spm_refuse(err, in, row->rank, row->region,
-                      "thread id %lld is not in the input's thread table", (long long)thread);
+    if (thread != -1 && !(r->thread_checked && r->checked_thread == thread)) {
+        if (thread < -1 || spm_thread_find(&m->thread_sets[cell], thread) < 0)
+            return spm_refuse(err, in, row->rank, row->region,
+                              "thread id %lld is not in the input's thread table",
+                              (long long)thread);
+        r->thread_checked = true;
+        r->checked_thread = thread;
+    }
     if (thread == -1) m->has_unknown[cell] = true;
     if (call > m->max_id[cell]) m->max_id[cell] = call;
     if (call >= 0 && id_push(&m->ids[cell], (spm_id_entry){call, start, end}) != SP_OK)
@@ -449,36 +513,43 @@ static int visit(sweep *s, sweep_row *r, spi_error *err) {
      * for all inputs); else the call's thread, per input. */
     int status = SP_OK;
     if (task >= 0) {
-        lane *l = find_lane(s, -1, task, MODE_BOTH, err, &status);
+        lane *l = row_lane(s, r, LANE_TASK, -1, task, MODE_BOTH, err, &status);
         return l ? nest_call(s, r, l, start2, end2, duration, call, parent_id, err) : status;
     }
     bool main_lane = m->primary[cell] != SPM_NO_PRIMARY && thread == m->primary[cell];
-    lane *own = find_lane(s, (int64_t)r->input, thread, main_lane ? MODE_ALONE : MODE_BOTH, err,
-                          &status);
+    lane *own = row_lane(s, r, LANE_OWN, (int64_t)r->input, thread,
+                         main_lane ? MODE_ALONE : MODE_BOTH, err, &status);
     if (!own) return status;
     status = nest_call(s, r, own, start2, end2, duration, call, parent_id, err);
     if (status != SP_OK || !main_lane) return status;
-    lane *joint = find_lane(s, -1, MAIN_LANE, MODE_JOINT, err, &status);
+    lane *joint = row_lane(s, r, LANE_JOINT, -1, MAIN_LANE, MODE_JOINT, err, &status);
     return joint ? nest_call(s, r, joint, start2, end2, duration, call, parent_id, err) : status;
 }
 int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
     sweep s = {.m = m, .rank = rank_idx, .nested = true};
     uint32_t rank = m->ranks[rank_idx];
     size_t rows = 0, columns = 0;
-    for (size_t i = 0; i < m->input_count; i++) {
+    int status = SP_OK;
+    for (size_t i = 0; i < m->input_count && status == SP_OK; i++) {
         size_t n = 0;
         const size_t *on = spm_rows_on_rank(m, i, rank, &n);
+        uint64_t calls = 0;
         for (size_t k = 0; k < n; k++) {
             spi_row *row = &m->inputs[i].prof.rows[on[k]];
+            calls += row->count; /* rows do not overlap: no wrap (merge_input.c) */
             if (row->count) rows++;
             /* A row without calls has no statistics, whatever it stored:
              * the output's must agree with its (absent) events. */
             else row->stats = (spi_stats){0};
         }
+        if ((m->inputs[i].columns & (1u << SPM_CALL)) || m->number_all)
+            if (id_reserve(&m->ids[i * m->rank_count + rank_idx], calls,
+                           m->inputs[i].file_bytes) != SP_OK)
+                status = spm_oom(err);
     }
     s.rows = spi_calloc(rows ? rows : 1, sizeof *s.rows);
     s.heap = spi_calloc(rows ? rows : 1, sizeof *s.heap);
-    int status = s.rows && s.heap ? SP_OK : spm_oom(err);
+    if (status == SP_OK && !(s.rows && s.heap)) status = spm_oom(err);
     unsigned want = 1u << SPM_START | 1u << SPM_DURATION | 1u << SPM_CALL | 1u << SPM_PARENT |
                     1u << SPM_THREAD | 1u << SPM_TASK;
     columns = 7; /* the columns above, plus GPU when statistics are computed */
@@ -502,19 +573,19 @@ int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
             bool more = false;
             status = spm_cursor_fill(&row->cur, err);
             more = status == SP_OK && row->cur.len > 0;
-            if (more) s.heap[s.heap_size++] = s.row_count - 1;
+            if (more) s.heap[s.heap_size++] = head_of(&s, s.row_count - 1);
         }
     }
     for (size_t i = s.heap_size; i-- > 0;) heap_down(&s, i);
     while (status == SP_OK && s.heap_size) {
-        sweep_row *r = &s.rows[s.heap[0]];
+        size_t top = s.heap[0].row;
+        sweep_row *r = &s.rows[top];
         status = visit(&s, r, err);
         if (status != SP_OK) break;
-        if (++r->at == r->cur.len) {
-            bool more = false;
-            status = advance_block(&s, r, &more, err);
-            if (!more) s.heap[0] = s.heap[--s.heap_size];
-        }
+        bool more = true;
+        if (++r->at == r->cur.len) status = advance_block(&s, r, &more, err);
+        if (more) s.heap[0] = head_of(&s, top);
+        else s.heap[0] = s.heap[--s.heap_size];
         heap_down(&s, 0);
     }
     for (size_t l = 0; l < s.lane_count; l++) {

@@ -50,6 +50,8 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
     bool adopted = m->slot_adopted[slot], joint = m->rank_joint[rank_idx];
     bool nested = m->rank_nested[rank_idx];
     size_t cell = input * m->rank_count + rank_idx;
+    bool lane_known = false;
+    int64_t lane_thread = -1, lane = -1;
     for (;;) {
         status = spm_cursor_fill(&cur, err);
         if (status != SP_OK || cur.len == 0) break;
@@ -137,8 +139,16 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
                 /* Every call gets its lane's output thread (merge_lanes.c);
                  * a call without a thread too. */
                 const int64_t *ids = cur.col[SPM_THREAD] ? cur.col[SPM_THREAD] + done : NULL;
-                for (size_t i = 0; i < n; i++)
-                    b->thread[i] = spm_lane_of(m, input, rank_idx, ids ? ids[i] : -1);
+                /* A row's calls mostly repeat one thread: look up changes only. */
+                for (size_t i = 0; i < n; i++) {
+                    int64_t thread = ids ? ids[i] : -1;
+                    if (!lane_known || thread != lane_thread) {
+                        lane_thread = thread;
+                        lane = spm_lane_of(m, input, rank_idx, thread);
+                        lane_known = true;
+                    }
+                    b->thread[i] = lane;
+                }
                 chunk.columns[SPI_EV_THREAD_IDS] = b->thread;
             }
             if (status == SP_OK) status = spi_writer_append_events(w, &chunk, err);
