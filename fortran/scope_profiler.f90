@@ -297,7 +297,7 @@ contains
       character(len=*), intent(inout), optional :: errmsg
       integer(c_int) :: status
 
-      status = c_sp_region_begin_n(name, c_len(name))
+      status = c_sp_region_begin_n(name, name_len(name))
       ! The common case returns after one compare: no formatting, no I/O.
       if (status == SP_OK) then
          if (present(stat)) stat = SP_OK
@@ -321,7 +321,7 @@ contains
       ! With stat/errmsg the caller reports errors: the core must not print.
       caller_reports = present(stat) .or. present(errmsg)
       if (caller_reports) call c_sp_set_thread_diagnostics(0_c_int)
-      status = c_sp_region_end_n(name, c_len(name))
+      status = c_sp_region_end_n(name, name_len(name))
       if (caller_reports) call c_sp_set_thread_diagnostics(1_c_int)
       if (status == SP_OK) then
          if (present(stat)) stat = SP_OK
@@ -413,6 +413,21 @@ contains
 
    !> The length the C core sees: trailing blanks are Fortran padding, not
    !> part of a name.
+   !> len_trim(name) written out for the by-name calls, which take it on
+   !> every call: gfortran's len_trim is a call into libgfortran, which costs
+   !> more than this loop over a name's few (usually no) trailing blanks
+   !> (bench/side_by_side, Fortran by name).
+   pure integer(c_size_t) function name_len(name)
+      character(len=*), intent(in) :: name
+      integer :: n
+      n = len(name)
+      do while (n > 0)
+         if (iachar(name(n:n)) /= 32) exit ! a blank; a character compare would call libgfortran
+         n = n - 1
+      end do
+      name_len = int(n, c_size_t)
+   end function name_len
+
    pure integer(c_size_t) function c_len(text)
       character(len=*), intent(in) :: text
       c_len = int(len_trim(text), c_size_t)

@@ -46,21 +46,13 @@ typedef union spi_reading {
  * on the inline paths (a constant, so the test folds away), or
  * SPI_PATH_GENERAL: the thread's session decides. */
 static inline bool on_tsc(int clock) {
-    return clock == SPI_PATH_GENERAL ? spi_tls.tsc : clock == SPI_PATH_TSC;
+    return clock == SPI_PATH_GENERAL ? spi_tls.tsc
+                                     : clock == SPI_PATH_TSC || clock == SPI_PATH_AGGREGATE_TSC;
 }
 
 static inline void read_end(spi_reading *now, int clock) {
     if (on_tsc(clock)) now->ticks = spi_clock_ticks();
     else spi_clock_read(&now->ts);
-}
-
-/* A frame's start and a reading in the session's clock (ns, or ticks). */
-static inline int64_t frame_start(const spi_frame *frame) {
-    return spi_tls.tsc ? frame->start_ticks : spi_clock_ns(&frame->start_ts);
-}
-
-static inline int64_t reading_time(const spi_reading *now) {
-    return spi_tls.tsc ? now->ticks : spi_clock_ns(&now->ts);
 }
 
 /* The cold parts of push_call and pop_call, out of line so the trace hot
@@ -190,10 +182,19 @@ static __attribute__((noinline, cold)) int report_bad_end(int region) {
 }
 
 /* Aggregate mode's end: the call into its path's accumulator (the frame
- * is already popped: its parent, if any, is the new top). */
-static __attribute__((noinline)) void end_on_path(spi_thread *t, const spi_frame *frame,
-                                                  const spi_reading *now) {
-    int64_t start_ns = frame_start(frame), now_ns = reading_time(now);
+ * is already popped: its parent, if any, is the new top). `clock` as in
+ * on_tsc; the times are ns or ticks as the session records. */
+static __attribute__((always_inline)) inline void add_to_path(spi_thread *t,
+                                                              const spi_frame *frame,
+                                                              const spi_reading *now, int clock) {
+    int64_t start_ns, now_ns;
+    if (on_tsc(clock)) {
+        start_ns = frame->start_ticks;
+        now_ns = now->ticks;
+    } else {
+        start_ns = spi_clock_ns(&frame->start_ts);
+        now_ns = spi_clock_ns(&now->ts);
+    }
     int64_t d = now_ns - start_ns;
     spi_path_node *n = &t->nodes[frame->node];
     n->count++;
@@ -206,6 +207,11 @@ static __attribute__((noinline)) void end_on_path(spi_thread *t, const spi_frame
     n->start_min_ns = start_ns < n->start_min_ns ? start_ns : n->start_min_ns;
     n->end_max_ns = now_ns;
     if (spi_tls.top > spi_tls.stack_base) spi_tls.top[-1].child_ns += d;
+}
+
+static __attribute__((noinline)) void end_on_path(spi_thread *t, const spi_frame *frame,
+                                                  const spi_reading *now) {
+    add_to_path(t, frame, now, SPI_PATH_GENERAL);
 }
 
 /* A full chunk: a new one (or flushed and reused); the call is dropped and
@@ -354,10 +360,26 @@ static inline int handle_of_cstr(spi_thread *t, const char *name, int *status) {
     return handle;
 }
 
+/* Whether `len` bytes at a and b are equal: inline, 8 bytes at a time
+ * (both hold at least len bytes), because a by-name call compares its name
+ * every time and a call into libc's memcmp costs more than the compare of
+ * a name this short (bench/side_by_side: Fortran by name). */
+static inline bool same_bytes(const char *a, const char *b, size_t len) {
+    for (; len >= 8; a += 8, b += 8, len -= 8) {
+        uint64_t x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        if (x != y) return false;
+    }
+    for (; len; a++, b++, len--)
+        if (*a != *b) return false;
+    return true;
+}
+
 /* Handle of a sized name (no NUL), with the same two levels. */
 static inline int handle_of_sized(spi_thread *t, const char *name, size_t len, int *status) {
     struct spi_recent_name *slot = recent_slot(t, name);
-    if (slot->pointer == name && slot->len == len && memcmp(slot->text, name, len) == 0)
+    if (slot->pointer == name && slot->len == len && same_bytes(slot->text, name, len))
         return slot->handle;
     int handle = cached_handle(t, name, len, status);
     if (handle >= 0) {
@@ -566,11 +588,106 @@ static __attribute__((always_inline)) inline void end_inline(int region, int clo
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
 }
 
+/* ---- aggregate mode, inline ----------------------------------------------
+ * The thread's path is SPI_PATH_AGGREGATE_*: no hooks, no OpenMP flag or
+ * fork path to keep, so a begin is the trace's push plus the call's path,
+ * and an end the trace's pop plus the accumulator update (add_to_path),
+ * no event written. The path comes from a memo in the parent's node (the
+ * root memo in the hot block for a call with no parent): the child found
+ * last below it, so a loop calling the same regions pays one compare. */
+
+/* A memo miss: the path the out-of-line begin finds (spi_path_of, which
+ * may grow the node table), remembered in the parent's memo unless it is
+ * the parent itself (a recursive call, which spi_path_of counts). */
+static __attribute__((noinline)) int32_t path_memo_miss(spi_thread *t, int32_t parent,
+                                                        int region) {
+    int32_t node = spi_path_of(t, parent, region);
+    if (node < 0 || node == parent) return node;
+    if (parent >= 0) {
+        t->nodes[parent].memo_region = (uint32_t)region + 1;
+        t->nodes[parent].memo_node = node;
+    } else {
+        spi_tls.root_memo_region = (uint32_t)region + 1;
+        spi_tls.root_memo_node = node;
+    }
+    return node;
+}
+
+static __attribute__((always_inline)) inline int push_aggregate(int region, int clock) {
+    if (__builtin_expect(spi_calls_gated(), 0) &&
+        spi_gate_begin(region, (size_t)(spi_tls.top - spi_tls.stack_base), spi_tls.generation))
+        return SP_OK;
+    spi_frame *frame = spi_tls.top;
+    if (__builtin_expect(frame == spi_tls.stack_end, 0)) {
+        if (spi_stack_grow() != SP_OK) return SP_ERR_OUT_OF_MEMORY;
+        frame = spi_tls.top;
+    }
+    spi_thread *t = spi_tls.thread;
+    uint32_t memo = (uint32_t)region + 1;
+    int32_t node;
+    if (frame > spi_tls.stack_base) {
+        int32_t parent = frame[-1].node;
+        const spi_path_node *p = &t->nodes[parent];
+        node = __builtin_expect(p->memo_region == memo, 1) ? p->memo_node
+                                                           : path_memo_miss(t, parent, region);
+    } else {
+        node = __builtin_expect(spi_tls.root_memo_region == memo, 1)
+                   ? spi_tls.root_memo_node
+                   : path_memo_miss(t, -1, region);
+    }
+    if (__builtin_expect(node < 0, 0)) return SP_ERR_OUT_OF_MEMORY;
+    frame->node = node;
+    frame->child_ns = 0;
+    frame->key = spi_event_key(spi_tls.next_sequence++, (uint32_t)region);
+    frame->region = (uint32_t)region;
+    spi_tls.top = frame + 1;
+    begin_clock(frame, clock);
+    return SP_OK;
+}
+
+static __attribute__((always_inline)) inline int pop_aggregate(int region, const spi_reading *now,
+                                                               int clock) {
+    spi_frame *top = spi_tls.top;
+    if (__builtin_expect(top == spi_tls.stack_base || top[-1].region != (uint32_t)region, 0))
+        return report_bad_end(region);
+    const spi_frame *frame = --top;
+    spi_tls.top = top;
+    add_to_path(spi_tls.thread, frame, now, clock);
+    return SP_OK;
+}
+
+static __attribute__((always_inline)) inline void begin_aggregate_inline(int region, int clock) {
+    spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
+    atomic_signal_fence(memory_order_seq_cst);
+    int status = push_aggregate(region, clock);
+    leave(clock);
+    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+}
+
+static __attribute__((always_inline)) inline void end_aggregate_inline(int region, int clock) {
+    if (__builtin_expect(spi_calls_gated() | spi_ghost_open, 0) &&
+        spi_gate_end(region, (size_t)(spi_tls.top - spi_tls.stack_base), spi_tls.generation))
+        return;
+    spi_reading now;
+    int64_t sequence = sequence_before_end();
+    read_end(&now, clock);
+    spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
+    atomic_signal_fence(memory_order_seq_cst);
+    reread_if_interrupted(&now, sequence, clock);
+    int status = pop_aggregate(region, &now, clock);
+    leave(clock);
+    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
+}
+
 SP_API void sp_begin(int region) {
     int path = spi_hot_path();
     if (__builtin_expect((unsigned)region < spi_tls.known_regions, 1)) {
         if (__builtin_expect(path == SPI_PATH_MONOTONIC, 1)) return begin_inline(region, SPI_PATH_MONOTONIC);
         if (path == SPI_PATH_TSC) return begin_inline(region, SPI_PATH_TSC);
+        if (path == SPI_PATH_AGGREGATE_TSC)
+            return begin_aggregate_inline(region, SPI_PATH_AGGREGATE_TSC);
+        if (path == SPI_PATH_AGGREGATE_MONOTONIC)
+            return begin_aggregate_inline(region, SPI_PATH_AGGREGATE_MONOTONIC);
     }
     begin_general(region);
 }
@@ -579,6 +696,9 @@ SP_API void sp_end(int region) {
     int path = spi_hot_path();
     if (__builtin_expect(path == SPI_PATH_MONOTONIC, 1)) return end_inline(region, SPI_PATH_MONOTONIC);
     if (path == SPI_PATH_TSC) return end_inline(region, SPI_PATH_TSC);
+    if (path == SPI_PATH_AGGREGATE_TSC) return end_aggregate_inline(region, SPI_PATH_AGGREGATE_TSC);
+    if (path == SPI_PATH_AGGREGATE_MONOTONIC)
+        return end_aggregate_inline(region, SPI_PATH_AGGREGATE_MONOTONIC);
     end_general(region);
 }
 

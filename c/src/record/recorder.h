@@ -142,6 +142,12 @@ typedef struct spi_path_node {
      * the host path as parent. Unused on other nodes. */
     int32_t host_thread;
     int32_t host_node;
+    /* A memo of the thread's inline aggregate begin (recorder.c): the path
+     * last found below this one, for region memo_region - 1 (0: none yet),
+     * so a call of the same child again costs one compare, not a lookup.
+     * Only a thread's own nodes use it; folded copies ignore it. */
+    uint32_t memo_region;
+    int32_t memo_node;
     uint64_t count;
     uint64_t recursions;   /* calls made directly inside a call of this path */
     int64_t total_ns;

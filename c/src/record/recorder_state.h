@@ -52,7 +52,12 @@ enum {
     SPI_PATH_TSC = 2,        /* a trace on the TSC, inline */
     /* inside a recording call: a signal handler that records on this
      * thread meanwhile is refused instead of corrupting the stack */
-    SPI_PATH_BUSY = 3
+    SPI_PATH_BUSY = 3,
+    /* aggregate mode with no hooks on a thread that is no OpenMP worker or
+     * primary candidate: begin finds its path through the parent's memo
+     * (spi_path_node.memo_region), end adds to it, both inline */
+    SPI_PATH_AGGREGATE_MONOTONIC = 4,
+    SPI_PATH_AGGREGATE_TSC = 5
 };
 
 typedef struct spi_hot {
@@ -72,6 +77,10 @@ typedef struct spi_hot {
     int64_t next_anchor;     /* TSC: take an anchor at a begin from here on */
     uint32_t known_regions;  /* handles below this were issued (a cache of
                                 the registry's count) */
+    /* aggregate mode: the memo of root calls, as spi_path_node's memo
+     * (region + 1, 0: none; zero-initialised with the block) */
+    uint32_t root_memo_region;
+    int32_t root_memo_node;
     bool tsc;                /* the session's clock: TSC ticks, else ns */
     /* aggregate mode, thread hooks or an OpenMP primary candidate: every
      * call takes the out-of-line path that does all of them */

@@ -144,6 +144,8 @@ static spi_thread *new_thread(void) {
     t->alive = true;
     if (t->is_main || pthread_getname_np(t->pthread, t->name, sizeof t->name) != 0)
         snprintf(t->name, sizeof t->name, "%s", t->is_main ? "MainThread" : "thread");
+    else
+        spi_omp_thread_name(t->omp_worker, t->name, t->name, sizeof t->name);
     /* Hooks (counters: perf fds, LIKWID thread init) attach here, on the
      * thread itself, off the hot path. */
     t->hooks = atomic_load_explicit(&spi_session_hooks, memory_order_acquire);
@@ -162,7 +164,13 @@ static void start_hot(spi_thread *t, uint64_t generation) {
 
 /* The inline path of a thread that records with t (set last in attach). */
 static int inline_path(const spi_thread *t) {
-    if (t->aggregate || t->hook_state || t->omp_primary_candidate) return SPI_PATH_GENERAL;
+    if (t->hook_state || t->omp_primary_candidate) return SPI_PATH_GENERAL;
+    /* an OpenMP worker's root calls go under its team's fork path, which
+     * the out-of-line begin looks up */
+    if (t->aggregate)
+        return t->omp_worker ? SPI_PATH_GENERAL
+               : t->tsc      ? SPI_PATH_AGGREGATE_TSC
+                             : SPI_PATH_AGGREGATE_MONOTONIC;
     return t->tsc ? SPI_PATH_TSC : SPI_PATH_MONOTONIC;
 }
 
