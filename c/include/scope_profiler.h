@@ -524,6 +524,35 @@ SP_API void sp_end(int region);
  */
 SP_API const char *sp_region_name(int region);
 
+/** A region's calls on the calling thread so far (sp_region_thread_totals). */
+typedef struct sp_region_totals {
+    uint64_t calls;    /**< calls of the region this thread ended and recorded */
+    int64_t total_ns;  /**< the sum of their durations, ns */
+    int open;          /**< calls of the region open on this thread now */
+} sp_region_totals;
+
+/**
+ * What the calling thread recorded of `region` in the current session so
+ * far: its completed calls, their summed duration, and how many of its
+ * calls are open now (for running values in a program's own loop, as
+ * GPTLquery gives them). Calls not recorded (paused, past a buffer limit,
+ * an excluded name) are not counted, nor is the time of open calls.
+ * Cost: a walk over the thread's open calls, plus, in a trace, the events
+ * the thread recorded since its previous query (each event is read once);
+ * in aggregate mode, the thread's call paths. The hot path (sp_begin,
+ * sp_end) pays nothing for it. Memory: two words per region handle the
+ * thread recorded, kept until the thread exits.
+ * Returns SP_OK (*totals filled; zeros on a thread that recorded nothing
+ * yet), SP_ERR_INVALID_ARGUMENT (totals NULL), SP_ERR_INVALID_REGION,
+ * SP_ERR_NOT_ACTIVE (no session), SP_ERR_OUT_OF_MEMORY, SP_ERR_OUTPUT
+ * (events of a bounded trace could not be read back from its spill file)
+ * or SP_ERR_UNSUPPORTED (called from a signal handler that interrupted a
+ * recording call). On an error *totals holds what was counted (possibly
+ * zeros). Thread-safety: safe from any thread, about that thread only;
+ * not concurrent with sp_finalize (as sp_begin).
+ */
+SP_API int sp_region_thread_totals(int region, sp_region_totals *totals);
+
 /* ---------------------------------------------------------------------------
  * Pausing (recording on and off at run time)
  * ------------------------------------------------------------------------- */
@@ -641,6 +670,8 @@ static inline int sp_compiled_out_(size_t ignored) { (void)ignored; return SP_OK
 #define sp_begin(region) ((void)sizeof(region))
 #define sp_end(region) ((void)sizeof(region))
 #define sp_region_name(region) ((void)sizeof(region), (const char *)0)
+#define sp_region_thread_totals(region, totals) \
+    sp_compiled_out_(sizeof(region) + sizeof(totals))
 #define sp_pause() ((void)0)
 #define sp_resume() ((void)0)
 #define sp_is_paused() sp_compiled_out_(0)
