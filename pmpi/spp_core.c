@@ -177,10 +177,15 @@ int32_t spp_comm_f(MPI_Comm comm) {
 
 /* One 64-bit word per slot: the request handle's low 48 bits (an address
  * in Open MPI, an index in MPICH) and the op + 1 above them, written and
- * read in one atomic access, so a reader never sees half an entry. A slot
- * is overwritten by the next request hashing there: the table remembers
- * the most recent requests, which are those a wait is about to complete. */
+ * read in one atomic access, so a reader never sees half an entry. A
+ * request goes to the first of REQUEST_PROBE slots from its hash that
+ * holds the same handle or nothing; when all hold others, it replaces the
+ * first. Probing keeps two live requests whose hashes collide (addresses
+ * vary with ASLR: a wait was named "unknown" about once in a few hundred
+ * runs of a short test) apart; MPI implementations reuse request objects,
+ * so the handles seen stay few and the table keeps the recent ones. */
 #define REQUEST_SLOTS 4096
+#define REQUEST_PROBE 8
 #define LOW48 ((UINT64_C(1) << 48) - 1)
 static _Atomic(uint64_t) request_table[REQUEST_SLOTS];
 
@@ -189,17 +194,35 @@ static size_t hash_pointer(uintptr_t p) { return (size_t)((p >> 3) * 0x9E3779B97
 void spp_request_note(MPI_Request request, int op) {
     if (request == MPI_REQUEST_NULL || request == NULL) return;
     uint64_t bits = (uint64_t)(uintptr_t)request & LOW48;
-    atomic_store_explicit(&request_table[hash_pointer(bits) % REQUEST_SLOTS],
-                          bits | ((uint64_t)(op + 1) << 48), memory_order_relaxed);
+    uint64_t entry = bits | ((uint64_t)(op + 1) << 48);
+    size_t home = hash_pointer(bits) % REQUEST_SLOTS;
+    for (size_t k = 0; k < REQUEST_PROBE; k++) {
+        size_t at = (home + k) % REQUEST_SLOTS;
+        uint64_t word = atomic_load_explicit(&request_table[at], memory_order_relaxed);
+        /* an empty slot is claimed, so two threads never share it */
+        if (word == 0 && atomic_compare_exchange_strong_explicit(
+                             &request_table[at], &word, entry, memory_order_relaxed,
+                             memory_order_relaxed))
+            return;
+        if ((word & LOW48) == bits) {
+            atomic_store_explicit(&request_table[at], entry, memory_order_relaxed);
+            return;
+        }
+    }
+    atomic_store_explicit(&request_table[home], entry, memory_order_relaxed);
 }
 
 int32_t spp_request_op(MPI_Request request) {
     if (request == MPI_REQUEST_NULL || request == NULL) return SPP_REQ_NULL;
     uint64_t bits = (uint64_t)(uintptr_t)request & LOW48;
-    uint64_t word = atomic_load_explicit(&request_table[hash_pointer(bits) % REQUEST_SLOTS],
-                                         memory_order_relaxed);
-    if ((word & LOW48) != bits || (word >> 48) == 0) return SPP_REQ_UNKNOWN;
-    return (int32_t)(word >> 48) - 1;
+    size_t home = hash_pointer(bits) % REQUEST_SLOTS;
+    for (size_t k = 0; k < REQUEST_PROBE; k++) {
+        uint64_t word = atomic_load_explicit(&request_table[(home + k) % REQUEST_SLOTS],
+                                             memory_order_relaxed);
+        if (word == 0) break;
+        if ((word & LOW48) == bits && (word >> 48) != 0) return (int32_t)(word >> 48) - 1;
+    }
+    return SPP_REQ_UNKNOWN;
 }
 
 /* Combine one request's op into the ops seen so far. */
