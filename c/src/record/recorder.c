@@ -561,33 +561,6 @@ static __attribute__((noinline)) void end_general(int region) {
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
 }
 
-/* The inline paths: `clock` is the thread's path, so the thread records a
- * trace, is not busy and its state belongs to this session (finalize and
- * thread exit set the path back to SPI_PATH_GENERAL). */
-static __attribute__((always_inline)) inline void begin_inline(int region, int clock) {
-    spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
-    atomic_signal_fence(memory_order_seq_cst);
-    int status = push_call(region, false, clock);
-    leave(clock);
-    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
-}
-
-static __attribute__((always_inline)) inline void end_inline(int region, int clock) {
-    /* a paused pair reads no clock (pop_call asks the same, unchanged) */
-    if (__builtin_expect(spi_calls_gated() | spi_ghost_open, 0) &&
-        spi_gate_end(region, (size_t)(spi_tls.top - spi_tls.stack_base), spi_tls.generation))
-        return;
-    spi_reading now;
-    int64_t sequence = sequence_before_end();
-    read_end(&now, clock);
-    spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
-    atomic_signal_fence(memory_order_seq_cst);
-    reread_if_interrupted(&now, sequence, clock);
-    int status = pop_call(region, &now, false, clock);
-    leave(clock);
-    if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
-}
-
 /* ---- aggregate mode, inline ----------------------------------------------
  * The thread's path is SPI_PATH_AGGREGATE_*: no hooks, no OpenMP flag or
  * fork path to keep, so a begin is the trace's push plus the call's path,
@@ -656,15 +629,26 @@ static __attribute__((always_inline)) inline int pop_aggregate(int region, const
     return SP_OK;
 }
 
-static __attribute__((always_inline)) inline void begin_aggregate_inline(int region, int clock) {
+/* The inline paths: `clock` is the thread's path, so the thread is not
+ * busy and its state belongs to this session (finalize and thread exit
+ * set the path back to SPI_PATH_GENERAL). One body for the trace and the
+ * aggregate paths: `clock` is a constant at every call, so each caller
+ * compiles to its own path with no test of the mode left. */
+static __attribute__((always_inline)) inline bool aggregate_path(int clock) {
+    return clock == SPI_PATH_AGGREGATE_TSC || clock == SPI_PATH_AGGREGATE_MONOTONIC;
+}
+
+static __attribute__((always_inline)) inline void begin_inline(int region, int clock) {
     spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
     atomic_signal_fence(memory_order_seq_cst);
-    int status = push_aggregate(region, clock);
+    int status = aggregate_path(clock) ? push_aggregate(region, clock)
+                                       : push_call(region, false, clock);
     leave(clock);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
 }
 
-static __attribute__((always_inline)) inline void end_aggregate_inline(int region, int clock) {
+static __attribute__((always_inline)) inline void end_inline(int region, int clock) {
+    /* a paused pair reads no clock (pop_call asks the same, unchanged) */
     if (__builtin_expect(spi_calls_gated() | spi_ghost_open, 0) &&
         spi_gate_end(region, (size_t)(spi_tls.top - spi_tls.stack_base), spi_tls.generation))
         return;
@@ -674,7 +658,8 @@ static __attribute__((always_inline)) inline void end_aggregate_inline(int regio
     spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
     atomic_signal_fence(memory_order_seq_cst);
     reread_if_interrupted(&now, sequence, clock);
-    int status = pop_aggregate(region, &now, clock);
+    int status = aggregate_path(clock) ? pop_aggregate(region, &now, clock)
+                                       : pop_call(region, &now, false, clock);
     leave(clock);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
 }
@@ -685,9 +670,9 @@ SP_API void sp_begin(int region) {
         if (__builtin_expect(path == SPI_PATH_MONOTONIC, 1)) return begin_inline(region, SPI_PATH_MONOTONIC);
         if (path == SPI_PATH_TSC) return begin_inline(region, SPI_PATH_TSC);
         if (path == SPI_PATH_AGGREGATE_TSC)
-            return begin_aggregate_inline(region, SPI_PATH_AGGREGATE_TSC);
+            return begin_inline(region, SPI_PATH_AGGREGATE_TSC);
         if (path == SPI_PATH_AGGREGATE_MONOTONIC)
-            return begin_aggregate_inline(region, SPI_PATH_AGGREGATE_MONOTONIC);
+            return begin_inline(region, SPI_PATH_AGGREGATE_MONOTONIC);
     }
     begin_general(region);
 }
@@ -696,9 +681,9 @@ SP_API void sp_end(int region) {
     int path = spi_hot_path();
     if (__builtin_expect(path == SPI_PATH_MONOTONIC, 1)) return end_inline(region, SPI_PATH_MONOTONIC);
     if (path == SPI_PATH_TSC) return end_inline(region, SPI_PATH_TSC);
-    if (path == SPI_PATH_AGGREGATE_TSC) return end_aggregate_inline(region, SPI_PATH_AGGREGATE_TSC);
+    if (path == SPI_PATH_AGGREGATE_TSC) return end_inline(region, SPI_PATH_AGGREGATE_TSC);
     if (path == SPI_PATH_AGGREGATE_MONOTONIC)
-        return end_aggregate_inline(region, SPI_PATH_AGGREGATE_MONOTONIC);
+        return end_inline(region, SPI_PATH_AGGREGATE_MONOTONIC);
     end_general(region);
 }
 
