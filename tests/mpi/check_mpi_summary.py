@@ -19,6 +19,9 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mpi_job  # noqa: E402
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--mpiexec", required=True)
 ap.add_argument("--program", required=True)
@@ -31,23 +34,11 @@ args = ap.parse_args()
 shutil.rmtree(args.workdir, ignore_errors=True)
 os.makedirs(args.workdir)
 out = os.path.join(args.workdir, "job.h5")
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1",
-           SCOPE_PROFILER_SUMMARY="1", SCOPE_PROFILER_MPI_WRITER="funnel")
-env.pop("SCOPE_PROFILER_QUIET", None)
-env.pop("SCOPE_PROFILER_MODE", None)
-env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
-cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.ranks), args.program, out, args.mode]
-run = subprocess.run(cmd, cwd=args.workdir, env=env, capture_output=True, text=True, timeout=150)
-print(run.stdout)
-print(run.stderr, file=sys.stderr)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
+env = mpi_job.job_env(drop=("SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_MODE"),
+                      SCOPE_PROFILER_SUMMARY="1", SCOPE_PROFILER_MPI_WRITER="funnel")
+cmd = mpi_job.launch(args.mpiexec, args.ranks, (), [args.program, out, args.mode])
+run = mpi_job.run(cmd, args.workdir, env)
+check = mpi_job.Checks("mpi summary")
 
 
 def table(text):
@@ -99,5 +90,4 @@ for region in regions:
 check(sorted(in_table) == sorted(r["name"] for r in regions),
       f"regions in the summary {sorted(in_table)}, in the file "
       f"{sorted(r['name'] for r in regions)}")
-print("failures:", len(failures))
-sys.exit(1 if failures else 0)
+check.finish()
