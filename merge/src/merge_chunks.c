@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/byte_shuffle.h"
 #include "util/alloc.h"
 #include "merge_internal.h"
 
@@ -122,31 +123,6 @@ void spm_chunks_close(spm_chunk_column *c) {
     spi_free(c);
 }
 
-/* Byte b of element i was stored at b * elements + i (HDF5's shuffle).
- * Eight elements at a time: one 8-byte load from each byte plane, an 8x8
- * byte transpose in registers (three rounds of block swaps), eight
- * stores; the tail byte by byte. */
-static void unshuffle8(const unsigned char *src, int64_t *dst, size_t elements) {
-    static const uint64_t keep[3] = {0x00000000FFFFFFFFull, 0x0000FFFF0000FFFFull,
-                                     0x00FF00FF00FF00FFull};
-    size_t i = 0;
-    for (; i + 8 <= elements; i += 8) {
-        uint64_t r[8];
-        for (size_t b = 0; b < 8; b++) memcpy(&r[b], src + b * elements + i, 8);
-        for (unsigned round = 0, d = 4; round < 3; round++, d >>= 1)
-            for (size_t k = 0; k < 8; k++) {
-                if (k & d) continue;
-                uint64_t t = ((r[k] >> (8 * d)) ^ r[k + d]) & keep[round];
-                r[k + d] ^= t;
-                r[k] ^= t << (8 * d);
-            }
-        memcpy(dst + i, r, sizeof r);
-    }
-    unsigned char *out = (unsigned char *)dst;
-    for (; i < elements; i++)
-        for (size_t b = 0; b < 8; b++) out[8 * i + b] = src[b * elements + i];
-}
-
 /* Room for one chunk's buffers, allocated on first use. */
 static bool ensure_buffers(spm_chunk_column *c, size_t slot) {
     size_t bytes = (size_t)c->chunk * sizeof(int64_t);
@@ -191,7 +167,7 @@ static bool decode(spm_chunk_column *c, uint64_t index, size_t slot, bool *oom) 
                                    &got) != LIBDEFLATE_SUCCESS ||
         got != bytes)
         return false;
-    if (c->shuffled) unshuffle8(inflated, c->decoded[slot], (size_t)c->chunk);
+    if (c->shuffled) spi_byte_unshuffle(inflated, c->decoded[slot], bytes, sizeof(int64_t));
     return true;
 }
 

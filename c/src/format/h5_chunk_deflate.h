@@ -34,11 +34,6 @@ void spi_chunk_encoder_free(spi_chunk_encoder *encoder);
 /* The output capacity that any chunk of `raw_bytes` fits in. */
 size_t spi_chunk_encoded_bound(size_t raw_bytes);
 
-/* `bytes` of `src` shuffled into `dst` (no overlap) as HDF5's shuffle
- * filter does for elements of `element_bytes`; trailing bytes that make no
- * whole element are copied unchanged, as HDF5 does. */
-void spi_byte_shuffle(const void *src, void *dst, size_t bytes, size_t element_bytes);
-
 /* Encode `raw_bytes` of `raw` (elements of `element_bytes`, already in the
  * file's byte order) into `out` (capacity `out_capacity`, at least
  * spi_chunk_encoded_bound(raw_bytes)); *out_bytes gets the stored size.
