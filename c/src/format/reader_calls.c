@@ -17,8 +17,18 @@
  * every CALL_CACHE_RESET_BYTES of calls read (28 and 37 MiB then): what
  * a cache holds is bounded by that window, and a cursor merge still finds
  * the chunks it shares in a cache that lives for many slices.
+ *
+ * Columns of the writers' compressed layout do not go through that cache
+ * at all: each has a chunk stream (h5_chunk_stream.h) whose helper
+ * threads decode the chunks after the one read, up to the end of the row
+ * being read, while the caller works on the slice it got; anything the
+ * stream does not take goes through H5Dread as above. The helpers live as
+ * long as the store (joined by its release) and call no HDF5: the store's
+ * reads still hold the readers' lock, and only the thread holding it
+ * fetches chunks.
  */
 #include "format/reader_calls.h"
+#include "format/h5_chunk_stream.h"
 #include "format/reader_lock.h"
 
 #include <string.h>
@@ -43,6 +53,9 @@ typedef struct h5_call_store {
     hid_t columns[COL_COUNT]; /* -1 = not in the file */
     const char *names[COL_COUNT];
     uint64_t *offsets;        /* [row_count] first call of each row */
+    uint64_t *ends;           /* [row_count] one past its last call */
+    spi_inflate_pool *pool;   /* helpers of the streams; NULL: no stream */
+    spi_chunk_stream *streams[COL_COUNT]; /* NULL: read through H5Dread */
     bool deltas;              /* start_deltas + durations, else start_times + end_times */
     char *path;
     hid_t events;             /* the events group, to reopen the columns */
@@ -58,6 +71,8 @@ static void store_release(spi_call_store *base) {
     spi_h5r_lock();
     spi_h5_silence_state silence;
     spi_h5_silence(&silence);
+    for (int i = 0; i < COL_COUNT; i++) spi_chunk_stream_close(s->streams[i]);
+    spi_inflate_pool_close(s->pool);
     for (int i = 0; i < COL_COUNT; i++)
         if (s->columns[i] >= 0) H5Dclose(s->columns[i]);
     if (s->events >= 0) H5Gclose(s->events);
@@ -65,14 +80,17 @@ static void store_release(spi_call_store *base) {
     spi_h5_restore(&silence);
     spi_h5r_unlock();
     spi_free(s->offsets);
+    spi_free(s->ends);
     spi_free(s->path);
     spi_free(s);
 }
 
+/* `row_end`: the row's end, how far its cursor will go on reading. */
 static int read_column(const spi_h5r *h, h5_call_store *s, int col, uint64_t offset, size_t count,
-                       int64_t *buf) {
+                       uint64_t row_end, int64_t *buf) {
     if (!buf || s->columns[col] < 0) return SP_OK;
-    return spi_h5r_read_int_slice(h, s->columns[col], s->names[col], offset, count, buf);
+    return spi_h5r_read_int_slice_streamed(h, s->streams[col], s->columns[col], s->names[col],
+                                           offset, count, row_end, buf);
 }
 
 static hid_t open_cached(hid_t events, const char *name);
@@ -85,6 +103,7 @@ static int reset_caches(const spi_h5r *h, h5_call_store *s) {
         if ((s->columns[i] = open_cached(s->events, s->names[i])) < 0)
             return spi_error_set(h->err, SP_ERR_HDF5, "%s: cannot reopen dataset events/%s",
                                  h->path, s->names[i]);
+        spi_chunk_stream_set_dataset(s->streams[i], s->columns[i]);
     }
     return SP_OK;
 }
@@ -95,15 +114,17 @@ static int store_read(spi_call_store *base, size_t row, uint64_t first, size_t c
                       spi_error *err) {
     h5_call_store *s = (h5_call_store *)base;
     spi_h5r h = {.file = s->file, .path = s->path, .err = err};
-    uint64_t offset = s->offsets[row] + first;
+    uint64_t offset = s->offsets[row] + first, end = s->ends[row];
     spi_h5r_lock();
     spi_h5_silence_state silence;
     spi_h5_silence(&silence);
-    int status = read_column(&h, s, COL_START, offset, count, starts);
-    if (status == SP_OK) status = read_column(&h, s, COL_SECOND, offset, count, durations);
-    if (status == SP_OK) status = read_column(&h, s, COL_CALL_IDS, offset, count, call_ids);
-    if (status == SP_OK) status = read_column(&h, s, COL_PARENT_IDS, offset, count, parent_ids);
-    if (status == SP_OK) status = read_column(&h, s, COL_THREAD_IDS, offset, count, thread_ids);
+    int status = read_column(&h, s, COL_START, offset, count, end, starts);
+    if (status == SP_OK) status = read_column(&h, s, COL_SECOND, offset, count, end, durations);
+    if (status == SP_OK) status = read_column(&h, s, COL_CALL_IDS, offset, count, end, call_ids);
+    if (status == SP_OK)
+        status = read_column(&h, s, COL_PARENT_IDS, offset, count, end, parent_ids);
+    if (status == SP_OK)
+        status = read_column(&h, s, COL_THREAD_IDS, offset, count, end, thread_ids);
     s->bytes_since_reset += (uint64_t)count * sizeof(int64_t) * COL_COUNT;
     if (status == SP_OK && s->bytes_since_reset >= CALL_CACHE_RESET_BYTES) {
         s->bytes_since_reset = 0;
@@ -154,6 +175,23 @@ static int open_store_column(const spi_h5r *h, hid_t events, spi_event_col col, 
     return SP_OK;
 }
 
+/* A stream per column of the writers' layout, on one pool sized for the
+ * largest of their chunks; no pool when no column takes one. */
+static int open_streams(const spi_h5r *h, h5_call_store *s) {
+    size_t chunk_bytes = 0;
+    for (int i = 0; i < COL_COUNT; i++) {
+        size_t bytes = s->columns[i] >= 0 ? spi_chunk_stream_chunk_bytes(s->columns[i]) : 0;
+        if (bytes > chunk_bytes) chunk_bytes = bytes;
+    }
+    if (!chunk_bytes) return SP_OK;
+    int status = spi_inflate_pool_open(&s->pool, spi_read_threads(), chunk_bytes);
+    for (int i = 0; status == SP_OK && i < COL_COUNT; i++)
+        if (s->columns[i] >= 0) status = spi_chunk_stream_open(s->columns[i], s->pool, &s->streams[i]);
+    if (status != SP_OK)
+        return spi_error_set(h->err, SP_ERR_OUT_OF_MEMORY, "%s: out of memory", h->path);
+    return SP_OK;
+}
+
 int spi_h5_call_store_open(const spi_h5r *h, hid_t events, const uint64_t *offsets,
                            uint64_t max_end, bool deltas, spi_profile *out) {
     h5_call_store *s = spi_calloc(1, sizeof *s);
@@ -164,11 +202,15 @@ int spi_h5_call_store_open(const spi_h5r *h, hid_t events, const uint64_t *offse
     s->deltas = deltas;
     s->base = (spi_call_store){.read = store_read, .release = store_release};
     int status = SP_OK;
-    if (!(s->path = spi_strdup(h->path)) ||
-        !(s->offsets = spi_malloc((out->row_count ? out->row_count : 1) * sizeof *s->offsets)))
+    size_t rows = out->row_count ? out->row_count : 1;
+    if (!(s->path = spi_strdup(h->path)) || !(s->offsets = spi_malloc(rows * sizeof *s->offsets)) ||
+        !(s->ends = spi_malloc(rows * sizeof *s->ends)))
         status = spi_error_set(h->err, SP_ERR_OUT_OF_MEMORY, "%s: out of memory", h->path);
     if (status == SP_OK && out->row_count)
         memcpy(s->offsets, offsets, out->row_count * sizeof *offsets);
+    /* The index was validated: offset + count does not wrap. */
+    for (size_t i = 0; status == SP_OK && i < out->row_count; i++)
+        s->ends[i] = offsets[i] + out->rows[i].count;
     if (status == SP_OK)
         status = open_store_column(h, events, deltas ? SPI_EV_START_DELTAS : SPI_EV_START_TIMES,
                                    max_end, &s->columns[COL_START], &s->names[COL_START]);
@@ -180,12 +222,16 @@ int spi_h5_call_store_open(const spi_h5r *h, hid_t events, const uint64_t *offse
         status = open_store_column(h, events, optional_col[i], max_end, &s->columns[i], &s->names[i]);
         s->base.columns |= SPI_EV_BIT(optional_col[i]);
     }
+    if (status == SP_OK) status = open_streams(h, s);
     /* The store's own handle on the group (the caller closes its one). */
     if (status == SP_OK && (s->events = H5Gopen2(h->file, SPI_GROUP_EVENTS, H5P_DEFAULT)) < 0)
         status = spi_error_set(h->err, SP_ERR_CORRUPT, "%s: cannot open group events", h->path);
     if (status != SP_OK) {
+        for (int i = 0; i < COL_COUNT; i++) spi_chunk_stream_close(s->streams[i]);
+        spi_inflate_pool_close(s->pool);
         for (int i = 0; i < COL_COUNT; i++)
             if (s->columns[i] >= 0) H5Dclose(s->columns[i]);
+        spi_free(s->ends);
         spi_free(s->offsets);
         spi_free(s->path);
         spi_free(s);

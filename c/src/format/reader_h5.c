@@ -12,7 +12,10 @@
  * neighbouring small rows are coalesced into one hyperslab read of at most
  * SPI_READ_BLOCK elements; a row bigger than that is read straight into its
  * own array. Memory stays at the final arrays plus one block, and files with
- * many tiny rows do not pay one HDF5 call per row.
+ * many tiny rows do not pay one HDF5 call per row. A compressed column of
+ * the writers' layout is decoded by a few helper threads a few chunks
+ * ahead of the reads (h5_chunk_stream.h); anything else, and any chunk
+ * that is not what the layout promises, is read through H5Dread.
  *
  * The encoding is chosen by column name, not by the schema number (FORMAT.md
  * 3.1): start_deltas present = schema-3 deltas, else absolute
@@ -26,6 +29,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "format/h5_chunk_stream.h"
 #include "format/h5_util.h"
 #include "format/reader.h"
 #include "format/reader_calls.h"
@@ -544,6 +548,14 @@ static int read_event_column(const spi_h5r *h, hid_t events, spi_event_col col,
     hid_t dset;
     int status = spi_h5r_open_event_column(h, events, name, c->rows > 0 ? max_end : 0, &dset);
     if (status != SP_OK) return status;
+    /* Helpers for this column only: started and joined here, so no
+     * thread outlives the read. */
+    spi_inflate_pool *pool = NULL;
+    spi_chunk_stream *stream = NULL;
+    size_t chunk_bytes = c->rows > 0 ? spi_chunk_stream_chunk_bytes(dset) : 0;
+    if (chunk_bytes) status = spi_inflate_pool_open(&pool, spi_read_threads(), chunk_bytes);
+    if (status == SP_OK && pool) status = spi_chunk_stream_open(dset, pool, &stream);
+    if (status != SP_OK) status = oom(h);
     int64_t *block = NULL;
     for (size_t i = 0; status == SP_OK && i < out->row_count;) {
         spi_row *row = &out->rows[order[i].row];
@@ -560,7 +572,8 @@ static int read_event_column(const spi_h5r *h, hid_t events, spi_event_col col,
         }
         uint64_t span_start = order[i].offset;
         if (count >= SPI_READ_BLOCK) {
-            status = spi_h5r_read_int_slice(h, dset, name, span_start, count, *target);
+            status = spi_h5r_read_int_slice_streamed(h, stream, dset, name, span_start, count,
+                                                     max_end, *target);
             i++;
             continue;
         }
@@ -578,7 +591,8 @@ static int read_event_column(const spi_h5r *h, hid_t events, spi_event_col col,
             status = oom(h);
             break;
         }
-        status = spi_h5r_read_int_slice(h, dset, name, span_start, span_end - span_start, block);
+        status = spi_h5r_read_int_slice_streamed(h, stream, dset, name, span_start,
+                                                 span_end - span_start, max_end, block);
         for (size_t k = i; status == SP_OK && k <= j; k++) {
             size_t r = order[k].row;
             if (c->counts[r] == 0) continue;
@@ -592,6 +606,8 @@ static int read_event_column(const spi_h5r *h, hid_t events, spi_event_col col,
         i = j + 1;
     }
     spi_free(block);
+    spi_chunk_stream_close(stream);
+    spi_inflate_pool_close(pool);
     H5Dclose(dset);
     return status;
 }

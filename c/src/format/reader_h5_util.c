@@ -8,6 +8,7 @@
  * times the element count, checked for overflow first.
  */
 #include "format/reader_h5_util.h"
+#include "format/h5_chunk_stream.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -292,6 +293,16 @@ int spi_h5r_read_int_slice(const spi_h5r *h, hid_t dset, const char *name, hsize
     if (mem_space >= 0) H5Sclose(mem_space);
     if (file_space >= 0) H5Sclose(file_space);
     return status;
+}
+
+int spi_h5r_read_int_slice_streamed(const spi_h5r *h, struct spi_chunk_stream *stream, hid_t dset,
+                                    const char *name, hsize_t offset, hsize_t count,
+                                    uint64_t ahead_end, int64_t *buf) {
+    bool done = false;
+    if (stream && spi_chunk_stream_read(stream, offset, count, ahead_end, buf, &done) != SP_OK)
+        return out_of_memory(h);
+    if (done) return SP_OK;
+    return spi_h5r_read_int_slice(h, dset, name, offset, count, buf);
 }
 
 void spi_h5r_free_strings(char **values, hsize_t len) {

@@ -78,6 +78,16 @@ int spi_h5r_read_float_column(const spi_h5r *h, hid_t loc, const char *name, hsi
 int spi_h5r_read_int_slice(const spi_h5r *h, hid_t dset, const char *name, hsize_t offset,
                            hsize_t count, int64_t *buf);
 
+/* The same read through `stream` (h5_chunk_stream.h; NULL: none) when it
+ * takes the range, else through spi_h5r_read_int_slice, so that HDF5 and
+ * the checks above decide about every chunk the stream does not take.
+ * `ahead_end`: how far the caller goes on reading in order (the stream
+ * decodes ahead up to there). */
+struct spi_chunk_stream;
+int spi_h5r_read_int_slice_streamed(const spi_h5r *h, struct spi_chunk_stream *stream, hid_t dset,
+                                    const char *name, hsize_t offset, hsize_t count,
+                                    uint64_t ahead_end, int64_t *buf);
+
 /* Read a whole string column (vlen or fixed-length) into a new array of new
  * strings. */
 int spi_h5r_read_string_column(const spi_h5r *h, hid_t loc, const char *name,
