@@ -42,19 +42,24 @@
  * scope-check would reject. Pass 1 refuses, naming the input and the
  * invariant, negative durations, ends beyond int64, ids below -1, a parent
  * id not smaller than its call's, thread ids missing from the input's
- * thread table, and totals that overflow; it also keeps every numbered
- * call's (id, start, end) per input and rank (24 bytes per call), which
- * gives the refusals of repeated ids, missing parents and parents that do
- * not enclose their child, and the renumbering: a call's new id is its
- * input's offset plus its rank among that input's ids, so no input's id
- * magnitudes can shift (or wrap) another's. Statistics are always
- * recomputed from the events (stored ones may be damaged); arithmetic on
- * stored values is checked.
+ * thread table, and totals that overflow. Repeated ids, missing parents
+ * and parents that do not enclose their child are refused too, and ids
+ * renumbered: a call's new id is its input's offset plus its rank among
+ * that input's ids, so no input's id magnitudes can shift (or wrap)
+ * another's. merge_ids.c does that in memory that does not grow with the
+ * calls: ids that arrive in order without gaps (what our writers store)
+ * are numbered on the fly, parents that are the innermost open call of
+ * their lane are proved by the lane's stack, and the rest goes through an
+ * external sort on a scratch file in SCOPE_PROFILER_MERGE_MEMORY bytes
+ * (default 256 MiB; merge_extsort.c). Statistics are always recomputed
+ * from the events (stored ones may be damaged); arithmetic on stored
+ * values is checked.
  *
  * This file holds the entry points and the order of the steps. The steps:
  * merge_validate.c (arguments, paths, prefixes, name collisions),
- * merge_plan.c (the plan, the merged metadata, the id renumbering),
- * merge_sweep.c (pass 1 and the time-span check), merge_write.c (pass 2),
+ * merge_plan.c (the plan, the merged metadata, the id offsets),
+ * merge_sweep.c (pass 1 and the time-span check), merge_ids.c (the id
+ * checks and numbering, with merge_extsort.c), merge_write.c (pass 2),
  * merge_aggregate.c (the output when an input is aggregate), with
  * merge_input.c and merge_aux.c below them and merge_common.c the helpers
  * they share (merge_internal.h declares them all).
@@ -90,7 +95,7 @@ static void free_merge(spm_merge *m) {
     spi_free(m->rank_nested);
     spi_free(m->max_id);
     size_t cells = m->input_count * (m->rank_count ? m->rank_count : 1);
-    for (size_t c = 0; m->ids && c < cells; c++) spi_free(m->ids[c].entries);
+    for (size_t c = 0; m->ids && c < cells; c++) spm_sorter_free(m->ids[c].refs);
     for (size_t c = 0; m->thread_sets && c < cells; c++) {
         spi_free(m->thread_sets[c].indices);
         spi_free(m->thread_sets[c].table_rows);
@@ -104,13 +109,16 @@ static void free_merge(spm_merge *m) {
     spi_free(m->thread_offset);
     spi_free(m->region_base);
     if (m->spill) fclose(m->spill);
+    if (m->sort_scratch.file) fclose(m->sort_scratch.file);
+    if (m->id_maps) fclose(m->id_maps);
 }
 
 static int run_merge(const char *const *inputs, size_t count, const char *output,
                      const sp_merge_options *options, char **long_message, spi_error *err) {
     int status = spm_check_arguments(inputs, count, output, err);
     if (status != SP_OK) return status;
-    spm_merge m = {.options = options, .input_count = count};
+    spm_merge m = {.options = options, .input_count = count,
+                   .memory_budget = spm_memory_budget()};
     m.inputs = spi_calloc(count, sizeof *m.inputs);
     if (!m.inputs) return spm_oom(err);
     for (size_t i = 0; i < count; i++) m.inputs[i] = (spm_input){.file = -1};
@@ -141,7 +149,11 @@ static int run_merge(const char *const *inputs, size_t count, const char *output
     for (size_t ri = 0; ri < m.rank_count && status == SP_OK; ri++)
         status = spm_sweep_rank(&m, ri, err);
     if (status == SP_OK && !options->allow_disjoint) status = spm_check_spans(&m, err);
+    /* The id checks' refusals come after pass 1's own and the span check,
+     * repeated ids before bad parents, as the whole-table checks gave them. */
+    if (status == SP_OK) status = spm_ids_refuse(&m, &m.repeated, err);
     if (status == SP_OK) status = spm_number_ids(&m, err);
+    if (status == SP_OK) status = spm_ids_refuse(&m, &m.parent_failure, err);
     if (status == SP_OK) status = spm_assign_lanes(&m, err);
     if (status == SP_OK) status = spm_write_output(&m, output, err);
     free_merge(&m);

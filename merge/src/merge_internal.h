@@ -3,8 +3,9 @@
  * streaming (merge_input.c, their compressed columns decoded by
  * merge_chunks.c), cursors over one row's events, the copy of
  * the rank<N> groups (merge_aux.c), and the state and steps of the merge
- * itself (merge_validate.c, merge_plan.c, merge_sweep.c, merge_write.c,
- * merge_common.c; merge.c runs them). Internal to libscopeprofiler.
+ * itself (merge_validate.c, merge_plan.c, merge_sweep.c, merge_ids.c with
+ * merge_extsort.c, merge_write.c, merge_common.c; merge.c runs them).
+ * Internal to libscopeprofiler.
  */
 #ifndef SPM_MERGE_INTERNAL_H
 #define SPM_MERGE_INTERNAL_H
@@ -135,18 +136,78 @@ int spm_merge_aggregate(spm_input *inputs, size_t count, const spm_aggregate_pla
 
 /* ---- the merge's state, shared by its steps ---------------------------------- */
 
-/* What pass 1 keeps for validation and renumbering: every numbered call's
- * (id, start, end) per input and rank, and each thread table's indices. */
-typedef struct spm_id_entry {
+/* merge_extsort.c: an external sort in a fixed memory budget. A record is
+ * a numbered call (row -1: id, start, end) or a reference to a parent
+ * (id: the parent id; start, end, row ordinal and event position of the
+ * child); sorted by (id, row, position), a call comes before the
+ * references to it. */
+typedef struct spm_key_record {
     int64_t id, start, end;
-} spm_id_entry;
+    int64_t row;               /* -1: a call; else the child's row ordinal on the rank */
+    int64_t position;          /* the child's event position in its row */
+} spm_key_record;
+/* The scratch file the sorters of one rank append their runs to
+ * (created on first use, emptied after each rank). */
+typedef struct spm_sort_scratch {
+    FILE *file;
+    uint64_t end;              /* records written */
+} spm_sort_scratch;
+typedef struct spm_sorter spm_sorter;
+/* All return SP_OK, SP_ERR_OUT_OF_MEMORY or SP_ERR_OUTPUT (scratch I/O),
+ * with err set. Not thread-safe. */
+int spm_sorter_new(spm_sorter **s, spm_sort_scratch *scratch, size_t budget_bytes,
+                   spi_error *err);
+/* Change the buffers' budget (takes effect on the next buffer). */
+void spm_sorter_set_budget(spm_sorter *s, size_t budget_bytes);
+int spm_sorter_push(spm_sorter *s, const spm_key_record *r, spi_error *err);
+/* Write the buffered records as a run and free the buffer. */
+int spm_sorter_spill(spm_sorter *s, spi_error *err);
+/* Stop adding; spm_sorter_next then gives every record in order. */
+int spm_sorter_start(spm_sorter *s, spi_error *err);
+int spm_sorter_next(spm_sorter *s, spm_key_record *r, bool *got, spi_error *err);
+void spm_sorter_free(spm_sorter *s);
 
-typedef struct spm_id_table {
-    spm_id_entry *entries;
-    size_t count, capacity;
-    size_t expected;           /* calls the input's rows claim (pass 1's sizing) */
-    bool dense;                /* ids are entries[0].id + 0 .. count-1 */
-} spm_id_table;
+/* merge_ids.c: what the merge knows of one input's numbered calls on one
+ * rank, in memory that does not grow with them. Pass 1 sees the ids in
+ * start order; when they arrive strictly increasing and without gaps (what
+ * our writers produce) a call's rank among them is id - first, and no
+ * table is needed. Otherwise the calls are read again into an external
+ * sort, which finds repeated ids and leaves the sorted ids as ranges of
+ * consecutive ids (rank of each range's first id) in the map file. */
+typedef struct spm_id_cell {
+    uint64_t count;            /* numbered calls */
+    int64_t first, last;       /* first and last id pass 1 saw */
+    bool unordered;            /* some id was not above the one before it */
+    bool dense;                /* after pass 1: the ids are first .. first + count - 1 */
+    uint64_t map_at, map_len;  /* otherwise: ranges in the map file */
+    spm_sorter *refs;          /* during the rank's pass 1: parent references
+                                  pass 1 could not check on a lane's stack */
+} spm_id_cell;
+
+/* A refusal found by the id checks, kept to be returned in the order the
+ * old whole-table checks gave (merge_ids.c). */
+typedef struct spm_id_failure {
+    bool set;
+    int kind;                  /* SPM_FAIL_* */
+    size_t input, rank_idx;
+    int64_t row, position;     /* the child's row ordinal and event position */
+    int64_t id;                /* repeated id, or the parent id */
+    int64_t start;             /* the child's start */
+} spm_id_failure;
+enum { SPM_FAIL_REPEATED = 1, SPM_FAIL_MISSING_PARENT, SPM_FAIL_NOT_INSIDE };
+
+/* A cursor for id lookups in one cell's map: a window of its ranges. */
+typedef struct spm_id_lookup {
+    size_t cell;               /* whose ranges the window holds (when window_len > 0) */
+    struct spm_id_range *window;
+    uint64_t window_at;        /* range index of window[0] */
+    size_t window_len, window_capacity;
+    int64_t window_end;        /* ids from here belong to later windows */
+    int64_t window_end_rank;   /* rank of the range after the window (or the count) */
+    int64_t *index;            /* maps larger than the window: every
+                                  SPM_ID_STRIDE-th range's first id */
+    size_t index_cell;
+} spm_id_lookup;
 
 typedef struct spm_thread_set {
     int64_t *indices;          /* sorted, distinct */
@@ -192,7 +253,7 @@ typedef struct spm_merge {
     bool *rank_nested;         /* per rank: pass 1 rebuilt the nesting */
     bool *rank_joint;          /* per rank: the linked inputs' main lanes are one lane */
     int64_t *max_id;           /* [input * rank_count + rank]: highest call id, -1 none */
-    spm_id_table *ids;         /* same shape: the numbered calls, sorted by id */
+    spm_id_cell *ids;          /* same shape: the numbered calls (merge_ids.c) */
     spm_thread_set *thread_sets; /* same shape: thread indices of the table */
     int64_t *primary;          /* same shape: the main lane (SPM_PRIMARY_*, or a thread) */
     bool *has_unknown;         /* same shape: some call has no thread (pass 1) */
@@ -205,6 +266,11 @@ typedef struct spm_merge {
     int64_t *thread_offset;    /* same shape */
     uint32_t *region_base;     /* per input: its first id in the union table */
     FILE *spill;
+    spm_sort_scratch sort_scratch; /* pass 1's sort runs (merge_ids.c) */
+    FILE *id_maps;             /* id ranges of cells that are not dense */
+    uint64_t id_maps_end;      /* ranges written */
+    size_t memory_budget;      /* bytes for id records (SCOPE_PROFILER_MERGE_MEMORY) */
+    spm_id_failure repeated, parent_failure; /* deferred refusals (merge_ids.c) */
     uint64_t done, total;      /* progress */
     bool number_all;           /* the output has call_ids: calls of inputs
                                   without them are numbered in start order */
@@ -236,14 +302,51 @@ int spm_find_collisions(const spm_merge *m, char **message, spi_error *err);
 int spm_plan(spm_merge *m, spi_error *err);
 /* The rows of input i on `rank`, in file order: rows[0 .. *count). */
 const size_t *spm_rows_on_rank(const spm_merge *m, size_t i, uint32_t rank, size_t *count);
-/* Position of id in the table (sorted by spm_number_ids), or -1. */
-int64_t spm_id_find(const spm_id_table *t, int64_t id);
 /* Position of index in the (sorted) thread set, or -1. */
 int64_t spm_thread_find(const spm_thread_set *t, int64_t index);
 /* The merged metadata of all inputs into meta. */
 int spm_build_metadata(const spm_merge *m, spi_meta *meta, spi_error *err);
-/* After pass 1: sort the ids (a repeated one is refused) and set id_offset. */
+/* After pass 1 (and merge_ids.c's checks): set id_offset from each cell's
+ * count of numbered calls. */
 int spm_number_ids(spm_merge *m, spi_error *err);
+
+/* merge_ids.c */
+/* The budget SCOPE_PROFILER_MERGE_MEMORY sets (bytes), or the default. */
+size_t spm_memory_budget(void);
+/* Pass 1 saw numbered call `id` of cell (in start order). */
+static inline void spm_ids_note(spm_id_cell *c, int64_t id) {
+    if (c->count == 0) c->first = id;
+    else if (id <= c->last) c->unordered = true;
+    c->last = id;
+    c->count++;
+}
+/* Pass 1 could not check the parent of a call on its lane's stack: the
+ * reference is checked after the rank's pass 1. */
+int spm_ids_refer(spm_merge *m, size_t cell, const spm_key_record *reference, spi_error *err);
+/* Pass 1 gave call `id` of cell (an input without call ids, numbered by
+ * pass 1) and it is to be kept as a call record (inputs with parent ids). */
+int spm_ids_keep(spm_merge *m, size_t cell, const spm_key_record *call, spi_error *err);
+/* After pass 1 of rank index ri: decide each cell's numbering, reading
+ * the calls again where pass 1 could not (repeated ids and parent checks
+ * are kept in m->repeated / m->parent_failure). */
+int spm_ids_finish_rank(spm_merge *m, size_t ri, spi_error *err);
+/* Turn a kept failure into the refusal (err), or SP_OK. */
+int spm_ids_refuse(const spm_merge *m, const spm_id_failure *f, spi_error *err);
+/* The rank of id among the cell's numbered calls (-1 if it is none). Slow
+ * path of spm_id_rank. */
+int spm_id_rank_mapped(const spm_merge *m, spm_id_lookup *l, size_t cell, int64_t id,
+                       int64_t *rank, spi_error *err);
+static inline int spm_id_rank(const spm_merge *m, spm_id_lookup *l, size_t cell, int64_t id,
+                              int64_t *rank, spi_error *err) {
+    const spm_id_cell *c = &m->ids[cell];
+    if (c->dense) {
+        uint64_t k = (uint64_t)id - (uint64_t)c->first;
+        *rank = id >= c->first && k < c->count ? (int64_t)k : -1;
+        return SP_OK;
+    }
+    return spm_id_rank_mapped(m, l, cell, id, rank, err);
+}
+void spm_id_lookup_free(spm_id_lookup *l);
 
 /* merge_sweep.c: pass 1. */
 /* Nest, validate and total the calls of rank index rank_idx. */

@@ -4,7 +4,7 @@
  * first), the union region table, the per-row slots and scratch-file
  * positions, the thread table's renumbering and the input rows grouped by
  * rank (spm_plan); the merged metadata; and, after pass 1 has collected
- * every input's numbered calls, their sorting and the id offsets
+ * every input's numbered calls (merge_ids.c), the id offsets
  * (spm_number_ids), so that a call's new id is its input's offset plus its
  * rank among that input's ids.
  */
@@ -15,29 +15,7 @@
 #include "util/alloc.h"
 #include "merge_internal.h"
 
-/* ---- the id tables and thread sets (spm_merge.ids, .thread_sets) --------- */
-
-static int by_id(const void *a, const void *b) {
-    const spm_id_entry *x = a, *y = b;
-    return x->id < y->id ? -1 : (x->id > y->id);
-}
-
-/* Position of id in the table, or -1. */
-int64_t spm_id_find(const spm_id_table *t, int64_t id) {
-    if (t->count == 0) return -1;
-    if (t->dense) {
-        if (id < t->entries[0].id) return -1;
-        uint64_t k = (uint64_t)id - (uint64_t)t->entries[0].id;
-        return k < t->count ? (int64_t)k : -1;
-    }
-    size_t lo = 0, hi = t->count;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t->entries[mid].id < id) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo < t->count && t->entries[lo].id == id ? (int64_t)lo : -1;
-}
+/* ---- the thread sets (spm_merge.thread_sets) ---------------------------------- */
 
 static int cmp_i64(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -413,35 +391,8 @@ int spm_build_metadata(const spm_merge *m, spi_meta *meta, spi_error *err) {
 
 /* ---- renumbering -------------------------------------------------------------- */
 
-/* Sort each (input, rank)'s ids; a repeated id is refused. */
-static int index_ids(spm_merge *m, spi_error *err) {
-    for (size_t i = 0; i < m->input_count; i++)
-        for (size_t ri = 0; ri < m->rank_count; ri++) {
-            spm_id_table *t = &m->ids[i * m->rank_count + ri];
-            if (t->count == 0) continue;
-            /* Pass 1 collects ids in start order, which is id order for
-             * most files (ids follow the begins of each thread): a sorted
-             * table needs no sort, and glibc's merge sort would take a
-             * copy as large as the table. */
-            bool sorted = true;
-            for (size_t k = 1; k < t->count && sorted; k++)
-                sorted = t->entries[k - 1].id <= t->entries[k].id;
-            if (!sorted) qsort(t->entries, t->count, sizeof *t->entries, by_id);
-            for (size_t k = 1; k < t->count; k++)
-                if (t->entries[k].id == t->entries[k - 1].id)
-                    return spi_error_set(err, SP_ERR_CORRUPT,
-                                         "scope-merge: %s: rank %u: call id %" PRId64 " appears "
-                                         "twice; scope-merge copies nothing scope-check rejects",
-                                         m->inputs[i].path, m->ranks[ri], t->entries[k].id);
-            t->dense = (uint64_t)t->entries[t->count - 1].id - (uint64_t)t->entries[0].id ==
-                       t->count - 1;
-        }
-    return SP_OK;
-}
-
 int spm_number_ids(spm_merge *m, spi_error *err) {
-    int status = index_ids(m, err);
-    if (status != SP_OK) return status;
+    (void)err;
     /* Offsets in id order, so earlier-ranked inputs keep smaller ids;
      * each input takes as many ids as it has numbered calls, whatever
      * their values (the new id is the offset plus the call's rank among

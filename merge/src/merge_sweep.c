@@ -6,8 +6,9 @@
  * lanes its own: it gives the exclusive totals of both layouts, finds the
  * new parent of each root call enclosed in its lane (written to the
  * scratch file), decides which layout the rank gets (merge_lanes.c),
- * validates every call, collects each input's numbered calls for the
- * renumbering and recomputes the rows' statistics. The span check then uses
+ * validates every call, tells merge_ids.c each numbered call and the
+ * parents its lane's stack cannot prove, and recomputes the rows'
+ * statistics. The span check then uses
  * those statistics to refuse inputs that were not recorded together.
  */
 #include <errno.h>
@@ -96,45 +97,6 @@ int spm_check_spans(const spm_merge *m, spi_error *err) {
 
 /* ---- pass 1: nesting per rank ------------------------------------------------ */
 
-static int id_push(spm_id_table *t, spm_id_entry e) {
-    if (t->count == t->capacity) {
-        size_t capacity = t->capacity ? t->capacity * 2 : 64;
-        /* past the first reservation, to the claimed size when it is near */
-        if (t->expected > t->capacity && t->expected < capacity) capacity = t->expected;
-        spm_id_entry *grown = spi_reallocarray(t->entries, capacity, sizeof *grown);
-        if (!grown) return SP_ERR_OUT_OF_MEMORY;
-        t->entries = grown;
-        t->capacity = capacity;
-    }
-    t->entries[t->count++] = e;
-    return SP_OK;
-}
-
-/* Room for `calls` ids at once: pass 1 knows how many calls each input has
- * on the rank, so the table is allocated once instead of grown (each
- * growth copies the table: 2 x 20M calls took 1.22 GB at the peak instead
- * of 0.98 GB). A count is only what the file claims, so the reservation
- * is capped by what a file of its size can hold (16 calls a byte; a
- * compressed C-core file holds about 2) and 16M calls at least; past it
- * the table doubles as the calls arrive, never beyond the claim. */
-#define SPM_ID_RESERVE_MIN ((uint64_t)1 << 24)
-#define SPM_ID_CALLS_PER_BYTE 16
-static int id_reserve(spm_id_table *t, uint64_t calls, uint64_t file_bytes) {
-    uint64_t limit = SIZE_MAX / sizeof *t->entries;
-    t->expected = (size_t)(calls > limit ? limit : calls);
-    uint64_t cap = file_bytes > UINT64_MAX / SPM_ID_CALLS_PER_BYTE
-                       ? UINT64_MAX : file_bytes * SPM_ID_CALLS_PER_BYTE;
-    if (cap < SPM_ID_RESERVE_MIN) cap = SPM_ID_RESERVE_MIN;
-    if (cap > limit) cap = limit;
-    size_t want = (size_t)(calls > cap ? cap : calls);
-    if (want <= t->capacity) return SP_OK;
-    spm_id_entry *grown = spi_reallocarray(t->entries, want, sizeof *grown);
-    if (!grown) return SP_ERR_OUT_OF_MEMORY;
-    t->entries = grown;
-    t->capacity = want;
-    return SP_OK;
-}
-
 /* Two layouts of a rank's lanes are nested at once, in one pass, because
  * which one is written is known only at the end (merge_lanes.c):
  *   JOINT  the main lanes of all inputs (a driver's calls without a thread,
@@ -167,6 +129,7 @@ typedef struct lane {
 typedef struct sweep_row {
     spm_cursor cur;
     size_t input, slot, at;
+    size_t ordinal;            /* the row's place among its input's rows on the rank */
     int64_t previous_start;
     bool started;
     spm_adoption *adopt;       /* per block event: new parents, zero = none */
@@ -197,6 +160,8 @@ typedef struct sweep {
     size_t lane_count;
     bool nested;               /* rows in start order, times within +-2^62 ns */
     unsigned failed;           /* MODE_* whose lanes do not nest as stored */
+    bool parent_on_stack;      /* the visited call's stored parent is the
+                                  innermost open call of one of its lanes */
     char alone_problem[512];   /* why ALONE failed: an input's own lanes */
 } sweep;
 
@@ -364,6 +329,11 @@ static int nest_call(sweep *s, sweep_row *r, lane *l, int64_t start2, int64_t en
                    "the call starting at %lld ns overlaps an enclosing call of its lane "
                    "without nesting in it",
                    (long long)(start2 / 2));
+    /* The stored parent is this open call and the call ends inside it:
+     * the parent exists and encloses the call (merge_ids.c need not check). */
+    if (top && parent_id >= 0 && top->order == order && top->call_id == parent_id &&
+        end2 <= top->end2)
+        s->parent_on_stack = true;
     if (top && parent_id >= 0 && (top->order != order || top->call_id != parent_id))
         fail_modes(s, l->modes, in, row,
                    "call id %lld stores parent %lld, but the innermost call of its lane "
@@ -408,6 +378,9 @@ static int nest_call(sweep *s, sweep_row *r, lane *l, int64_t start2, int64_t en
     l->stack[l->depth++] = (open_call){end2, duration, 0, r->slot, order, call};
     return SP_OK;
 }
+
+static int nest_in_lanes(sweep *s, sweep_row *r, int64_t start, int64_t end, int64_t call,
+                         int64_t parent_id, int64_t thread, int64_t task, spi_error *err);
 
 /* One call, in start order: validated, counted, then nested in its lanes. */
 static int visit(sweep *s, sweep_row *r, spi_error *err) {
@@ -456,8 +429,16 @@ static int visit(sweep *s, sweep_row *r, spi_error *err) {
     }
     if (thread == -1) m->has_unknown[cell] = true;
     if (call > m->max_id[cell]) m->max_id[cell] = call;
-    if (call >= 0 && id_push(&m->ids[cell], (spm_id_entry){call, start, end}) != SP_OK)
-        return spm_oom(err);
+    if (call >= 0) {
+        spm_ids_note(&m->ids[cell], call);
+        /* Pass 1's own ids have no column to read again: kept when some
+         * parent may have to be checked against them. */
+        if (own_id && c->col[SPM_PARENT]) {
+            spm_key_record kept = {call, start, end, -1, 0};
+            int status = spm_ids_keep(m, cell, &kept, err);
+            if (status != SP_OK) return status;
+        }
+    }
 
     {
         /* Always recomputed: stored statistics may be damaged, and the
@@ -491,6 +472,24 @@ static int visit(sweep *s, sweep_row *r, spi_error *err) {
         r->m2 += delta * ((double)duration - r->mean);
     }
 
+    s->parent_on_stack = false;
+    int status = nest_in_lanes(s, r, start, end, call, parent_id, thread, task, err);
+    if (status == SP_OK && parent_id >= 0 && !s->parent_on_stack) {
+        spm_key_record reference = {parent_id, start, end, (int64_t)r->ordinal,
+                                    (int64_t)(r->cur.base + i)};
+        status = spm_ids_refer(m, cell, &reference, err);
+    }
+    return status;
+}
+
+/* The call nested in its lanes (when the rank still nests). */
+static int nest_in_lanes(sweep *s, sweep_row *r, int64_t start, int64_t end, int64_t call,
+                         int64_t parent_id, int64_t thread, int64_t task, spi_error *err) {
+    spm_merge *m = s->m;
+    size_t cell = r->input * m->rank_count + s->rank;
+    spm_input *in = &m->inputs[r->input];
+    const spi_row *row = &in->prof.rows[r->cur.row];
+    int64_t duration = end - start;
     if (!s->nested) return SP_OK;
     /* The k-way merge is in start order only if every row is. */
     if (r->started && start < r->previous_start) {
@@ -533,19 +532,13 @@ int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
     for (size_t i = 0; i < m->input_count && status == SP_OK; i++) {
         size_t n = 0;
         const size_t *on = spm_rows_on_rank(m, i, rank, &n);
-        uint64_t calls = 0;
         for (size_t k = 0; k < n; k++) {
             spi_row *row = &m->inputs[i].prof.rows[on[k]];
-            calls += row->count; /* rows do not overlap: no wrap (merge_input.c) */
             if (row->count) rows++;
             /* A row without calls has no statistics, whatever it stored:
              * the output's must agree with its (absent) events. */
             else row->stats = (spi_stats){0};
         }
-        if ((m->inputs[i].columns & (1u << SPM_CALL)) || m->number_all)
-            if (id_reserve(&m->ids[i * m->rank_count + rank_idx], calls,
-                           m->inputs[i].file_bytes) != SP_OK)
-                status = spm_oom(err);
     }
     s.rows = spi_calloc(rows ? rows : 1, sizeof *s.rows);
     s.heap = spi_calloc(rows ? rows : 1, sizeof *s.heap);
@@ -565,6 +558,7 @@ int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
             if (!in->prof.rows[r].count) continue;
             sweep_row *row = &s.rows[s.row_count];
             row->input = i;
+            row->ordinal = k;
             row->slot = m->slot_base[i] + r;
             status = spm_cursor_init(&row->cur, in, r,
                                      cap, want | 1u << SPM_GPU, err);
@@ -626,6 +620,8 @@ int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
     /* A rank that was not nested keeps its scratch records for the ids
      * given to calls without one; pass 2 ignores their new parents. */
     spi_free(s.lanes);
+    /* The ids and parents pass 1 could not decide (merge_ids.c). */
+    if (status == SP_OK) status = spm_ids_finish_rank(m, rank_idx, err);
     spi_free(s.rows);
     spi_free(s.heap);
     return status;

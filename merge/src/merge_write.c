@@ -20,7 +20,32 @@
 typedef struct out_buffers {
     int64_t *call, *parent, *thread;
     spm_adoption *adopt;
+    /* Lookups in the id maps of cells that are not dense (merge_ids.c):
+     * one per kind of id, since each walks its own part of the map. */
+    spm_id_lookup calls, parents, hosts;
 } out_buffers;
+
+/* out[k]: ids[k] renumbered (offset plus its rank among the cell's ids),
+ * -1 for none. Pass 1 saw every id and merge_ids.c checked every parent,
+ * so each one has a rank. */
+static int renumber(const spm_merge *m, spm_id_lookup *l, size_t cell, int64_t offset,
+                    const int64_t *ids, size_t n, int64_t *out, spi_error *err) {
+    const spm_id_cell *c = &m->ids[cell];
+    if (c->dense) {
+        uint64_t shift = (uint64_t)offset - (uint64_t)c->first;
+        for (size_t k = 0; k < n; k++) out[k] = ids[k] >= 0 ? (int64_t)((uint64_t)ids[k] + shift) : -1;
+        return SP_OK;
+    }
+    for (size_t k = 0; k < n; k++) {
+        int64_t rank = -1;
+        if (ids[k] >= 0) {
+            int status = spm_id_rank(m, l, cell, ids[k], &rank, err);
+            if (status != SP_OK) return status;
+        }
+        out[k] = rank >= 0 ? offset + rank : -1;
+    }
+    return SP_OK;
+}
 
 static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t rank_idx,
                      out_buffers *b, spi_error *err) {
@@ -64,7 +89,6 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
             if (cur.col[SPM_GPU]) chunk.columns[SPI_EV_GPU_DURATIONS] = cur.col[SPM_GPU] + done;
             if (cur.col[SPM_TASK]) chunk.columns[SPI_EV_TASK_IDS] = cur.col[SPM_TASK] + done;
             if (cur.col[SPM_AWAIT]) chunk.columns[SPI_EV_AWAIT_NS] = cur.col[SPM_AWAIT] + done;
-            const spm_id_table *table = &m->ids[cell];
             if (adopted) {
                 /* Pass 1's records of these calls: new parents, and the ids
                  * of calls whose input has none. Past the scratch file's
@@ -82,41 +106,24 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
             }
             bool numbered = cur.col[SPM_CALL] || m->number_all;
             if (cur.col[SPM_CALL]) {
-                const int64_t *ids = cur.col[SPM_CALL] + done;
-                for (size_t i = 0; i < n; i++)
-                    b->call[i] = ids[i] >= 0 ? id_offset + spm_id_find(table, ids[i]) : -1;
+                status = renumber(m, &b->calls, cell, id_offset, cur.col[SPM_CALL] + done, n,
+                                  b->call, err);
                 chunk.columns[SPI_EV_CALL_IDS] = b->call;
             } else if (numbered) {
                 for (size_t i = 0; i < n; i++)
-                    b->call[i] = adopted && b->adopt[i].own_id > 0
-                                     ? id_offset + spm_id_find(table, b->adopt[i].own_id - 1)
-                                     : -1;
+                    b->parent[i] = adopted ? b->adopt[i].own_id - 1 : -1;
+                if (status == SP_OK)
+                    status = renumber(m, &b->calls, cell, id_offset, b->parent, n, b->call, err);
                 chunk.columns[SPI_EV_CALL_IDS] = b->call;
             }
-            if (cur.col[SPM_PARENT] || (numbered && adopted)) {
-                /* Without parent_ids every call is stored as a root. */
-                const int64_t *ids = cur.col[SPM_PARENT] ? cur.col[SPM_PARENT] + done : NULL;
-                const int64_t *starts = cur.col[SPM_START] + done;
-                const int64_t *durations = cur.col[SPM_DURATION] + done;
-                for (size_t i = 0; i < n && status == SP_OK; i++) {
-                    if (!ids || ids[i] < 0) {
-                        b->parent[i] = -1;
-                        continue;
-                    }
-                    int64_t at = spm_id_find(table, ids[i]);
-                    /* Pass 1 checked the call; its end cannot overflow. */
-                    int64_t end = starts[i] + durations[i];
-                    if (at < 0)
-                        status = spm_refuse(err, in, row->rank, row->region,
-                                        "parent id %lld does not exist on the rank",
-                                        (long long)ids[i]);
-                    else if (table->entries[at].start > starts[i] || table->entries[at].end < end)
-                        status = spm_refuse(err, in, row->rank, row->region,
-                                        "a call starting at %lld ns is not inside its parent, "
-                                        "call id %lld",
-                                        (long long)starts[i], (long long)ids[i]);
-                    b->parent[i] = id_offset + at;
-                }
+            if (status == SP_OK && (cur.col[SPM_PARENT] || (numbered && adopted))) {
+                /* Without parent_ids every call is stored as a root. The
+                 * parents exist and enclose their calls (merge_ids.c). */
+                if (cur.col[SPM_PARENT])
+                    status = renumber(m, &b->parents, cell, id_offset, cur.col[SPM_PARENT] + done,
+                                      n, b->parent, err);
+                else
+                    for (size_t i = 0; i < n; i++) b->parent[i] = -1;
                 /* New parents only where the rank was nested. */
                 for (size_t i = 0; adopted && nested && i < n && status == SP_OK; i++) {
                     /* The new parent of the layout the rank got. */
@@ -130,7 +137,8 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
                     } else if (b->adopt[i].alone_host <= 0) {
                         continue;
                     }
-                    int64_t at = spm_id_find(&m->ids[host_cell], host_id);
+                    int64_t at = -1;
+                    status = spm_id_rank(m, &b->hosts, host_cell, host_id, &at, err);
                     if (at >= 0) b->parent[i] = m->id_offset[host_cell] + at;
                 }
                 chunk.columns[SPI_EV_PARENT_IDS] = b->parent;
@@ -185,10 +193,10 @@ int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
     if (m->out_thread_count) columns |= SPI_EV_BIT(SPI_EV_THREAD_IDS);
     if (columns & SPI_EV_BIT(SPI_EV_CALL_IDS)) columns |= SPI_EV_BIT(SPI_EV_PARENT_IDS);
     const char **names = spi_calloc(name_count ? name_count : 1, sizeof *names);
-    out_buffers b = {spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
-                     spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
-                     spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
-                     spi_calloc(SPM_BLOCK_EVENTS, sizeof(spm_adoption))};
+    out_buffers b = {.call = spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
+                     .parent = spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
+                     .thread = spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
+                     .adopt = spi_calloc(SPM_BLOCK_EVENTS, sizeof(spm_adoption))};
     int status = names && b.call && b.parent && b.thread && b.adopt ? SP_OK : spm_oom(err);
     if (status == SP_OK) status = spm_build_metadata(m, &meta, err);
     size_t k = 0;
@@ -221,5 +229,8 @@ int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
     spi_free(b.parent);
     spi_free(b.thread);
     spi_free(b.adopt);
+    spm_id_lookup_free(&b.calls);
+    spm_id_lookup_free(&b.parents);
+    spm_id_lookup_free(&b.hosts);
     return status;
 }
