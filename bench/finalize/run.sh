@@ -13,6 +13,7 @@
 #   Goals (issue 31): finalize of 20M calls, summary off, >= 30M calls/s
 #   with all threads; the file within +10% of the size before issue 31.
 #   The output goes to this tree's bench/finalize/out (a real disk).
+#   Figures measured so far, with their conditions: RESULTS.md.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "${here}/../.." && pwd)"

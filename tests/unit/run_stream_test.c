@@ -10,7 +10,13 @@
  * recursion (rows out of start order), a call still open at finalize,
  * more calls than one sorted run holds (an external merge of several runs).
  *
- * Usage: run_stream_test DIR [tsc]
+ * The streamed collect's sorted runs go to the spill file in their compact
+ * form (run_codec.h), or stay in memory once the pass has given back the
+ * event memory they need: the test checks that the runs written took fewer
+ * than 8 bytes a call (40 as records), and with a LIMIT_MIB of 16 that at
+ * least one run stayed in memory (fewer writes than runs).
+ *
+ * Usage: run_stream_test DIR [tsc|monotonic] [LIMIT_MIB]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -22,6 +28,7 @@
 #include "record/event_cursor.h"
 #include "record/recorder.h"
 #include "record/run.h"
+#include "record/run_codec.h"
 #include "record/spill.h"
 #include "scope_profiler.h"
 
@@ -87,7 +94,9 @@ static spi_thread *materialize(spi_session *session) {
 }
 
 int main(int argc, char **argv) {
-    CHECK(argc >= 2, "usage: run_stream_test DIR [tsc]");
+    CHECK(argc >= 2, "usage: run_stream_test DIR [tsc|monotonic] [LIMIT_MIB]");
+    size_t limit_mib = argc > 3 ? (size_t)atoi(argv[3]) : 3;
+    CHECK(limit_mib >= 1 && limit_mib <= 64, "LIMIT_MIB %s is not 1..64", argv[3]);
     char memory_path[4096], stream_path[4096];
     snprintf(memory_path, sizeof memory_path, "%s/memory.h5", argv[1]);
     snprintf(stream_path, sizeof stream_path, "%s/stream.h5", argv[1]);
@@ -102,7 +111,7 @@ int main(int argc, char **argv) {
     spi_error_clear(&err);
     spi_spill *spill;
     CHECK(spi_spill_open(&spill, stream_path, &err) == SP_OK, "%s", err.message);
-    spi_recording recording = {.buffer_limit_bytes = (size_t)3 << 20, .spill = spill,
+    spi_recording recording = {.buffer_limit_bytes = limit_mib << 20, .spill = spill,
                                .spill_label = stream_path, .tsc = tsc};
     CHECK(spi_recorder_start(&recording) == SP_OK, "cannot start");
     const char *names[4] = {"main", "work", "even", "odd"};
@@ -118,7 +127,7 @@ int main(int argc, char **argv) {
 
     spi_session session = spi_recorder_stop();
     CHECK(spi_session_spilled(&session), "the session never flushed");
-    CHECK(atomic_load(&spill->writes) >= 20, "only %llu flushes",
+    CHECK(atomic_load(&spill->writes) >= (limit_mib == 3 ? 20u : 2u), "only %llu flushes",
           (unsigned long long)atomic_load(&spill->writes));
     CHECK(spi_recorder_convert_ticks(&session) == SP_OK, "tick conversion");
 
@@ -130,15 +139,34 @@ int main(int argc, char **argv) {
     CHECK(spi_run_collect(&copy, 0, &memory, &memory_report) == SP_OK, "in-memory collect");
     CHECK(!memory.source, "the copy took the streaming path");
     CHECK(spi_profile_write(&memory, memory_path, &err) == SP_OK, "%s", err.message);
+    uint64_t spilled_bytes = atomic_load(&spill->written), spill_writes = atomic_load(&spill->writes);
     CHECK(spi_run_collect(&session, 0, &stream, &stream_report) == SP_OK, "streaming collect");
+    uint64_t run_bytes = atomic_load(&spill->written) - spilled_bytes;
+    uint64_t run_writes = atomic_load(&spill->writes) - spill_writes;
+    /* run_stream.c sorts 16 MiB of calls a run (RUN_BYTES) */
+    uint64_t per_run = ((uint64_t)16 << 20) / sizeof(spi_run_call);
+    uint64_t runs = (stream.event_count + per_run - 1) / per_run;
     CHECK(stream.source, "the spilled session did not stream");
     CHECK(stream.event_count == memory.event_count && stream.event_count > 1200000,
           "%llu streamed calls, %llu in memory", (unsigned long long)stream.event_count,
           (unsigned long long)memory.event_count);
     CHECK(stream_report.open_calls == 1 && memory_report.open_calls == 1, "open calls");
     CHECK(spi_profile_write(&stream, stream_path, &err) == SP_OK, "%s", err.message);
-    printf("run_stream_test: %llu calls, %llu flushes, written both ways (%s clock)\n",
-           (unsigned long long)stream.event_count, (unsigned long long)0, tsc ? "tsc" : "monotonic");
+    printf("run_stream_test: %llu calls, %llu bytes of sorted runs written at finalize, "
+           "written both ways (%s clock, %zu MiB limit)\n",
+           (unsigned long long)stream.event_count, (unsigned long long)run_bytes,
+           tsc ? "tsc" : "monotonic", limit_mib);
+    /* the runs' compact form: a few bytes a call of this workload */
+    CHECK(run_bytes < 8 * stream.event_count, "%llu bytes of runs for %llu calls",
+          (unsigned long long)run_bytes, (unsigned long long)stream.event_count);
+    CHECK(runs > 1, "%llu calls make one run: no merge tested", (unsigned long long)runs);
+    /* with 16 MiB, the main thread's last chunks (it records until the
+     * stop) are given back before the last run: that one stays in memory;
+     * with 3 MiB its chunks are small, and whether a run fits depends on
+     * timing */
+    if (limit_mib == 16)
+        CHECK(run_writes < runs, "%llu runs, all %llu written", (unsigned long long)runs,
+              (unsigned long long)run_writes);
 
     spi_profile_free(&memory);
     spi_profile_free(&stream);

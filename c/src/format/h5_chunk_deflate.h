@@ -38,7 +38,9 @@ size_t spi_chunk_encoded_bound(size_t raw_bytes);
  * file's byte order) into `out` (capacity `out_capacity`, at least
  * spi_chunk_encoded_bound(raw_bytes)); *out_bytes gets the stored size.
  * SP_OK; SP_ERR_INVALID_ARGUMENT when the chunk exceeds the encoder's size
- * or the capacity is too small; SP_ERR_OUTPUT when libdeflate refuses. */
+ * or the capacity is too small; SP_ERR_OUTPUT when libdeflate refuses.
+ * A constant chunk (every element equal) that this encoder encoded lately
+ * is copied from its cache, byte for byte what compressing it gives. */
 int spi_chunk_encode(spi_chunk_encoder *encoder, const void *raw, size_t raw_bytes,
                      size_t element_bytes, void *out, size_t out_capacity, size_t *out_bytes);
 

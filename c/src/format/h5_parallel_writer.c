@@ -10,8 +10,10 @@
  *    ranks, so each rank encodes its own deltas.
  *  - Compression stays on: HDF5 >= 1.10.2 writes filtered (chunked,
  *    shuffle + deflate) datasets in parallel when every transfer is
- *    collective. A chunk shared by two ranks' hyperslabs is assembled by
- *    one owner rank inside HDF5. So every H5Dwrite here is collective and
+ *    collective. The chunks and filters are the streaming writer's; only
+ *    the deflate level differs (PARALLEL_DEFLATE_LEVEL: HDF5's zlib runs
+ *    it here, not libdeflate). A chunk shared by two ranks' hyperslabs is
+ *    assembled by one owner rank inside HDF5. So every H5Dwrite here is collective and
  *    every rank makes the same number of them: the rounds are counted from
  *    the largest rank's calls, and a rank with nothing left in a round
  *    writes an empty selection. Rounds end on the chunk grid.
@@ -71,6 +73,30 @@
  * of 0.61 s against 0.65 s with 4, and rank 0's peak RSS did not move (it
  * is set by building the profile, before the writer runs). */
 #define SLICE_EVENTS (8 * SPI_EVENT_CHUNK_ELEMENTS)
+/* zlib's level for the event columns' deflate filter. The streaming writer
+ * deflates its chunks itself (libdeflate level 2 on its threads,
+ * h5_column_pool.c) and stores them with H5Dwrite_chunk; neither is open
+ * to this writer: H5Dwrite_chunk is not supported with parallel HDF5
+ * (H5Dpublic.h of 1.10.8 says so: a chunk one rank writes alone would
+ * change the file's chunk index on that rank only), and H5Zregister
+ * refuses to replace the predefined deflate filter with a libdeflate one
+ * ("unable to modify predefined filters"). So HDF5's filter pipeline
+ * compresses each chunk, with zlib, on the rank that owns it.
+ * Measured on the same shuffled 512 KiB chunks (710 chunks of mpi_record
+ * bulk files, 372 MB raw; bench/parallel_write/RESULTS.md): zlib level 1
+ * stores 1.49x the bytes of libdeflate level 2, level 4 1.05x, level 5
+ * 0.99x, level 6 0.95x; CPU per chunk against zlib level 1 (two runs,
+ * load 12-17): 2.0-2.2x at level 4, 2.1-2.4x at level 5, 2.7-3.1x at
+ * level 6. End to end, level 5 made the collective write 39-50% longer
+ * (np 2 and 4) for event columns 9% smaller. Finalize time is what issue
+ * 31 asks to cut, and the file was already compressed, so level 1 stays:
+ * the job's event columns are about 1.1x the streaming writer's. The
+ * level HDF5 records in the dataset only describes the stream; inflate
+ * reads any. A site that prefers smaller files may build with
+ * -DPARALLEL_DEFLATE_LEVEL=5. */
+#ifndef PARALLEL_DEFLATE_LEVEL
+#define PARALLEL_DEFLATE_LEVEL 1
+#endif
 /* Rows per write of a text column on rank 0. */
 #define TEXT_SLICE_ROWS 65536
 
@@ -175,6 +201,29 @@ static int allocate(parallel_writer *w, const spi_profile *local, unsigned colum
     return spi_index_rows_alloc(&w->index_rows, local->row_count);
 }
 
+/* A compressed event column as the streaming writer makes it (the same
+ * chunks and filters: shuffle, then deflate; spi_h5_event_columns_chunked
+ * decides for both writers), but with deflate at PARALLEL_DEFLATE_LEVEL,
+ * because here HDF5's own filter (zlib) runs it. Small columns stay
+ * contiguous exactly as spi_h5_create_event_column makes them. */
+static hid_t create_event_column(hid_t events, const spi_column *column, uint64_t count) {
+    if (!spi_h5_event_columns_chunked(count))
+        return spi_h5_create_event_column(events, column, count, H5P_DEFAULT);
+    hsize_t dims[1] = {count};
+    hsize_t chunk[1] = {count < SPI_EVENT_CHUNK_ELEMENTS ? count : SPI_EVENT_CHUNK_ELEMENTS};
+    hid_t space = H5Screate_simple(1, dims, NULL);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hid_t type = spi_elem_file_type(column->elem);
+    hid_t dset = -1;
+    if (space >= 0 && dcpl >= 0 && type >= 0 && H5Pset_chunk(dcpl, 1, chunk) >= 0 &&
+        H5Pset_shuffle(dcpl) >= 0 && H5Pset_deflate(dcpl, PARALLEL_DEFLATE_LEVEL) >= 0)
+        dset = H5Dcreate2(events, column->name, type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    spi_elem_type_release(column->elem, type);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (space >= 0) H5Sclose(space);
+    return dset;
+}
+
 /* Every dataset of the collective phase, at its final size. Collective:
  * identical calls on every rank. */
 static int create_layout(parallel_writer *w, const spi_parallel_plan *plan, unsigned columns) {
@@ -182,8 +231,7 @@ static int create_layout(parallel_writer *w, const spi_parallel_plan *plan, unsi
     int status = events >= 0 ? SP_OK : SP_ERR_HDF5;
     for (int c = 0; c < SPI_EV_COUNT && status == SP_OK; c++) {
         if (!(columns & SPI_EV_BIT(c))) continue;
-        w->events[c] = spi_h5_create_event_column(events, &spi_event_columns[c],
-                                                  plan->event_count, H5P_DEFAULT);
+        w->events[c] = create_event_column(events, &spi_event_columns[c], plan->event_count);
         if (w->events[c] < 0) status = SP_ERR_HDF5;
     }
     if (events >= 0) H5Gclose(events);

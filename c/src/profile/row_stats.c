@@ -94,26 +94,56 @@ void spi_stats_stream_begin(spi_stats_stream *s, uint64_t count, uint64_t total)
     s->stats.end_maximum = INT64_MIN;
 }
 
+/* The same sums as spi_stats_compute in the same order: each of the four
+ * lanes adds its calls' squared deviations one after the other, so a slice
+ * may end anywhere. Written as spi_stats_compute is, for the vectoriser:
+ * the order statistics in one branch-free loop, then the lanes in blocks
+ * of four (a streamed row of 20M calls spent 4% of finalize here when one
+ * loop chose the lane per call). */
 void spi_stats_stream_add(spi_stats_stream *s, const int64_t *starts, const int64_t *durations,
                           uint64_t n) {
+    if (n == 0) return;
     spi_stats *st = &s->stats;
-    double mean = st->mean;
-    for (uint64_t k = 0; k < n; k++, s->seen++) {
+    if (s->seen == 0) {
+        st->minimum = st->maximum = st->first = durations[0];
+        st->start_minimum = starts[0];
+    }
+    int64_t minimum = st->minimum, maximum = st->maximum;
+    int64_t start_minimum = st->start_minimum, end_maximum = st->end_maximum;
+    for (uint64_t k = 0; k < n; k++) {
         int64_t d = durations[k], start = starts[k];
         int64_t end = (int64_t)((uint64_t)start + (uint64_t)d);
-        if (s->seen == 0) {
-            st->minimum = st->maximum = st->first = d;
-            st->start_minimum = start;
-        }
-        st->minimum = d < st->minimum ? d : st->minimum;
-        st->maximum = d > st->maximum ? d : st->maximum;
-        st->start_minimum = start < st->start_minimum ? start : st->start_minimum;
-        st->end_maximum = end > st->end_maximum ? end : st->end_maximum;
-        st->last = d;
-        /* the lane spi_stats_compute adds this call's deviation to */
-        double dev = (double)d - mean;
-        s->partial[s->seen < s->lanes_end ? s->seen % 4 : 0] += dev * dev;
+        minimum = d < minimum ? d : minimum;
+        maximum = d > maximum ? d : maximum;
+        start_minimum = start < start_minimum ? start : start_minimum;
+        end_maximum = end > end_maximum ? end : end_maximum;
     }
+    st->minimum = minimum;
+    st->maximum = maximum;
+    st->start_minimum = start_minimum;
+    st->end_maximum = end_maximum;
+    st->last = durations[n - 1];
+
+    const double mean = st->mean;
+    uint64_t k = 0, seen = s->seen;
+    /* up to a multiple of four (a slice ended inside a block) */
+    for (; k < n && seen % 4 && seen < s->lanes_end; k++, seen++) {
+        double dev = (double)durations[k] - mean;
+        s->partial[seen % 4] += dev * dev;
+    }
+    double lane[4] = {s->partial[0], s->partial[1], s->partial[2], s->partial[3]};
+    for (; k + 4 <= n && seen + 4 <= s->lanes_end; k += 4, seen += 4)
+        for (int l = 0; l < 4; l++) {
+            double dev = (double)durations[k + l] - mean;
+            lane[l] += dev * dev;
+        }
+    for (int l = 0; l < 4; l++) s->partial[l] = lane[l];
+    /* a block cut by the slice's end, then the row's last calls (lane 0) */
+    for (; k < n; k++, seen++) {
+        double dev = (double)durations[k] - mean;
+        s->partial[seen < s->lanes_end ? seen % 4 : 0] += dev * dev;
+    }
+    s->seen = seen;
 }
 
 void spi_stats_stream_end(spi_stats_stream *s, spi_stats *stats) {

@@ -251,7 +251,7 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
     spi_omp_hosts *hosts = NULL;
     int64_t *bases = spi_run_thread_bases(session);
     if (!bases && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
-    if (status == SP_OK) status = spi_omp_hosts_build(&hosts, session, bases);
+    if (status == SP_OK && spi_run_has_omp_workers(session)) status = spi_omp_hosts_build(&hosts, session, bases);
     if (status == SP_OK)
         status = fill_rows(session, profile->rows, profile->row_count, row_of_region, with_threads,
                            bases, hosts, exclusive);

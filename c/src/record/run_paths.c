@@ -187,7 +187,7 @@ int spi_run_summary_paths(spi_session *session, uint32_t rank, spi_call_path **p
     int status = bases && threads && sequence_paths ? SP_OK : SP_ERR_OUT_OF_MEMORY;
     size_t index = 0;
     for (spi_thread *t = session->threads; t && status == SP_OK; t = t->next) threads[index++] = t;
-    if (status == SP_OK) status = spi_omp_hosts_build(&hosts, session, bases);
+    if (status == SP_OK && spi_run_has_omp_workers(session)) status = spi_omp_hosts_build(&hosts, session, bases);
     /* fork parents' paths by sequence, only when some worker recorded */
     for (size_t i = 0; hosts && i < thread_count && status == SP_OK; i++) {
         if (threads[i]->omp_worker) continue;

@@ -11,12 +11,22 @@
  * event into a 40-byte call (start, duration, id, parent id, region,
  * thread), counts the rows and their totals, and computes exclusive times
  * (spi_exclusive_add, as run.c does). The calls collect in
- * a run buffer; a full buffer is sorted by (region, start, id) and appended
- * to the spill file as a sorted run. The rows are then served by a k-way
- * merge of the runs (a heap over one small read buffer per run), which
- * yields the calls in exactly the file's order: an external merge sort in
- * RUN_BYTES + SCRATCH_BYTES + MERGE_BYTES of memory whatever the trace's
- * length. A trace whose calls fit in one run is never written back.
+ * a run buffer; a full buffer is sorted by (region, start, id) and encoded
+ * as a sorted run (run_codec.h: a few bytes of differences a call instead
+ * of 40). The rows are then served by a k-way merge of the runs (a heap
+ * over one cursor per run), which yields the calls in exactly the file's
+ * order: an external merge sort in RUN_BYTES + SCRATCH_BYTES + MERGE_BYTES
+ * of memory whatever the trace's length. A trace whose calls fit in one
+ * run is never encoded.
+ *
+ * Where a run goes: into memory while the encoded runs kept there fit in
+ * the event memory the pass has already given back (the threads' memory
+ * chunks are unmapped as they are read), else to the spill file. So peak
+ * memory stays what the recording had, and a trace whose runs fit in its
+ * own former chunks (20M calls of a loop with the default bound: 3 bytes
+ * a call, 60 MB of runs, beside about 200 MiB of chunks given back)
+ * writes nothing at finalize; issue 31 measured the 40-byte runs of that
+ * trace at 2.2 s of kernel copies into the page cache.
  *
  * Statistics: count and total per row come from the pass, so the mean is
  * known before the merge and the rest is computed as the calls stream by
@@ -31,35 +41,37 @@
 #include "record/call_parents.h"
 #include "record/openmp.h"
 #include "record/registry.h"
+#include "record/run_codec.h"
 #include "util/alloc.h"
 
 #define RUN_BYTES ((size_t)16 << 20)     /* calls sorted per run */
 #define SCRATCH_BYTES RUN_BYTES          /* the run's sorted copy */
-#define MERGE_BYTES ((size_t)16 << 20)   /* read buffers of all runs */
-#define MIN_CURSOR_CALLS 256
+#define MERGE_BYTES ((size_t)16 << 20)   /* read buffers of the runs in the file */
+#define MIN_CURSOR_BYTES ((size_t)16 << 10)
 #define SLICE_CALLS 65536                /* calls per slice served */
 
-typedef struct stream_call {
-    int64_t start;
-    int64_t duration;
-    int64_t call_id;
-    int64_t parent_id;
-    uint32_t region;
-    uint32_t thread;
-} stream_call;
+typedef spi_run_call stream_call;
 
 typedef struct run_span {
-    uint64_t offset;          /* in the spill file */
-    uint64_t count;
+    uint64_t offset;          /* in the spill file, when `bytes` is NULL */
+    uint8_t *bytes;           /* the encoded run kept in memory (owned; padded
+                                 with SPI_RUN_CALL_MAX_BYTES zeros), or NULL */
+    uint64_t size;            /* encoded bytes */
+    uint64_t count;           /* calls */
 } run_span;
 
+/* One run in the merge: its smallest call not yet taken (codec.previous,
+ * the call decoded last), then the rest, decoded one at a time. */
 typedef struct run_cursor {
-    stream_call *buffer;      /* the run itself when it stayed in memory */
-    size_t capacity;
-    size_t at;
-    size_t filled;
+    spi_run_codec codec;      /* .previous: the head */
+    const stream_call *raw;   /* memory_run: the sorted calls, not encoded */
+    const uint8_t *at;        /* encoded bytes not yet decoded ... */
+    const uint8_t *end;       /* ... up to here */
+    uint8_t *buffer;          /* a run in the file: its read buffer (owned) */
+    size_t capacity;          /* bytes of buffer, padding not counted */
     uint64_t next_offset;     /* in the spill file */
-    uint64_t left;            /* calls of the run not yet in the buffer */
+    uint64_t file_left;       /* bytes of the run not yet read */
+    uint64_t calls_left;      /* calls after head */
 } run_cursor;
 
 typedef struct stream_source {
@@ -72,6 +84,7 @@ typedef struct stream_source {
     run_cursor *cursors;
     size_t *heap;             /* cursor indices, smallest call on top */
     size_t heap_size;
+    uint64_t memory_run_bytes; /* encoded runs kept in memory (run_span.bytes) */
     size_t row_count;
     uint32_t *row_region;     /* registry handle of each row */
     uint64_t *row_calls;
@@ -96,6 +109,8 @@ typedef struct stream_pass {
     int64_t *region_exclusive;
     uint64_t *bucket;         /* counting sort offsets, [region_count + 1] */
     int region_count;
+    spi_session *session;
+    uint64_t chunk_bytes_at_start; /* the threads' mapped chunks before the pass */
 } stream_pass;
 
 static int compare_calls(const void *a, const void *b) {
@@ -143,12 +158,18 @@ static void sort_buffer(stream_pass *p) {
     }
 }
 
-/* A full run buffer: sorted and appended to the spill file. */
-static int emit_run(stream_pass *p) {
-    stream_source *s = p->source;
-    if (p->buffered == 0) return SP_OK;
-    if (!p->scratch && !(p->scratch = spi_malloc(SCRATCH_BYTES))) return SP_ERR_OUT_OF_MEMORY;
-    sort_buffer(p);
+/* The bytes of memory chunks the threads still hold (the arena copies of
+ * exited threads, bytes 0, are freed with the session, not before). The
+ * backward cursor unlinks each chunk it unmaps (event_cursor.h), so the
+ * lists hold exactly what is still mapped. */
+static uint64_t mapped_chunk_bytes(const spi_session *session) {
+    uint64_t bytes = 0;
+    for (const spi_thread *t = session->threads; t; t = t->next)
+        for (const spi_chunk *c = t->head; c; c = c->next) bytes += c->bytes;
+    return bytes;
+}
+
+static int add_run(stream_source *s, run_span span) {
     if (s->run_count == s->run_capacity) {
         size_t capacity = s->run_capacity ? s->run_capacity * 2 : 16;
         run_span *grown = spi_reallocarray(s->runs, capacity, sizeof *grown);
@@ -156,10 +177,61 @@ static int emit_run(stream_pass *p) {
         s->runs = grown;
         s->run_capacity = capacity;
     }
+    s->runs[s->run_count++] = span;
+    return SP_OK;
+}
+
+/* Append encoded bytes of the run at `span` to the spill file; the run's
+ * pieces must follow each other (finalize is the file's only writer now). */
+static int append_to_file(stream_source *s, run_span *span, const uint8_t *bytes, size_t size) {
     uint64_t offset;
-    if (spi_spill_append(s->spill, p->scratch, p->buffered * sizeof *p->scratch, &offset) != 0)
-        return SP_ERR_OUTPUT;
-    s->runs[s->run_count++] = (run_span){offset, p->buffered};
+    if (spi_spill_append(s->spill, bytes, size, &offset) != 0) return SP_ERR_OUTPUT;
+    if (span->size == 0) span->offset = offset;
+    else if (offset != span->offset + span->size) return SP_ERR_OUTPUT;
+    span->size += size;
+    return SP_OK;
+}
+
+/* A full run buffer: sorted, encoded into the (now free) run buffer, and
+ * kept in memory when the pass has given back enough event memory for it,
+ * else appended to the spill file. A run longer than the buffer once
+ * encoded (only calls far apart in every field) goes to the file piece by
+ * piece. */
+static int emit_run(stream_pass *p) {
+    stream_source *s = p->source;
+    if (p->buffered == 0) return SP_OK;
+    if (!p->scratch && !(p->scratch = spi_malloc(SCRATCH_BYTES))) return SP_ERR_OUT_OF_MEMORY;
+    sort_buffer(p);
+    uint8_t *const encoded = (uint8_t *)p->buffer, *const limit = encoded + RUN_BYTES;
+    uint8_t *out = encoded;
+    run_span span = {.count = p->buffered};
+    spi_run_codec codec;
+    spi_run_codec_reset(&codec);
+    int status = SP_OK;
+    for (size_t i = 0; i < p->buffered && status == SP_OK; i++) {
+        if ((size_t)(limit - out) < SPI_RUN_CALL_MAX_BYTES) {
+            status = append_to_file(s, &span, encoded, (size_t)(out - encoded));
+            out = encoded;
+        }
+        out = spi_run_call_encode(&codec, &p->scratch[i], out);
+    }
+    size_t size = (size_t)(out - encoded);
+    if (status != SP_OK) return status;
+    uint64_t released = p->chunk_bytes_at_start - mapped_chunk_bytes(p->session);
+    uint64_t kept = s->memory_run_bytes + size + SPI_RUN_CALL_MAX_BYTES;
+    if (span.size == 0 && kept <= released &&
+        (span.bytes = spi_malloc(size + SPI_RUN_CALL_MAX_BYTES))) {
+        memcpy(span.bytes, encoded, size);
+        memset(span.bytes + size, 0, SPI_RUN_CALL_MAX_BYTES);
+        span.size = size;
+        s->memory_run_bytes = kept;
+    } else if (size && (status = append_to_file(s, &span, encoded, size)) != SP_OK) {
+        return status;
+    }
+    if ((status = add_run(s, span)) != SP_OK) {
+        spi_free(span.bytes);
+        return status;
+    }
     p->buffered = 0;
     return SP_OK;
 }
@@ -189,20 +261,44 @@ static int pass_thread(stream_pass *p, spi_session *session, spi_thread *t, int6
 
 /* ---- the merge: rows served in order ------------------------------------------- */
 
+/* Read the next piece of a run in the file behind the bytes not yet
+ * decoded (moved to the front: a call may straddle two reads). */
 static int fill_cursor(stream_source *s, run_cursor *c) {
-    size_t n = c->left < c->capacity ? (size_t)c->left : c->capacity;
-    if (spi_spill_read(s->spill, c->next_offset, c->buffer, n * sizeof *c->buffer) != 0)
-        return SP_ERR_OUTPUT;
-    c->next_offset += n * sizeof *c->buffer;
-    c->left -= n;
-    c->at = 0;
-    c->filled = n;
+    size_t kept = (size_t)(c->end - c->at);
+    memmove(c->buffer, c->at, kept);
+    size_t n = c->capacity - kept;
+    if (n > c->file_left) n = (size_t)c->file_left;
+    if (spi_spill_read(s->spill, c->next_offset, c->buffer + kept, n) != 0) return SP_ERR_OUTPUT;
+    memset(c->buffer + kept + n, 0, SPI_RUN_CALL_MAX_BYTES); /* a bad call stops in here */
+    c->next_offset += n;
+    c->file_left -= n;
+    c->at = c->buffer;
+    c->end = c->buffer + kept + n;
+    return SP_OK;
+}
+
+/* The cursor's next call into its head (codec.previous); *more false
+ * when the run is done (then every byte of it must have been used). */
+static int advance_cursor(stream_source *s, run_cursor *c, bool *more) {
+    *more = c->calls_left > 0;
+    if (!*more) return c->at == c->end && c->file_left == 0 ? SP_OK : SP_ERR_CORRUPT;
+    c->calls_left--;
+    if (c->raw) {
+        c->codec.previous = *c->raw++;
+        return SP_OK;
+    }
+    if ((size_t)(c->end - c->at) < SPI_RUN_CALL_MAX_BYTES && c->file_left) {
+        int status = fill_cursor(s, c);
+        if (status != SP_OK) return status;
+    }
+    const uint8_t *next = spi_run_call_decode(&c->codec, c->at);
+    if (!next || next > c->end) return SP_ERR_CORRUPT;
+    c->at = next;
     return SP_OK;
 }
 
 static const stream_call *cursor_call(const stream_source *s, size_t k) {
-    const run_cursor *c = &s->cursors[k];
-    return &c->buffer[c->at];
+    return &s->cursors[k].codec.previous;
 }
 
 static void sift_down(stream_source *s, size_t i) {
@@ -223,45 +319,50 @@ static void sift_down(stream_source *s, size_t i) {
 }
 
 static int open_merge(stream_source *s) {
-    size_t runs = s->memory_run ? 1 : s->run_count;
+    size_t runs = s->run_count, file_runs = 0;
     s->cursors = spi_calloc(runs ? runs : 1, sizeof *s->cursors);
     s->heap = spi_calloc(runs ? runs : 1, sizeof *s->heap);
     if (!s->cursors || !s->heap) return SP_ERR_OUT_OF_MEMORY;
-    if (s->memory_run) {
-        s->cursors[0] = (run_cursor){.buffer = s->memory_run, .filled = s->runs[0].count};
-        s->heap[s->heap_size++] = 0;
-        return SP_OK;
-    }
-    size_t per_run = MERGE_BYTES / sizeof(stream_call) / (runs ? runs : 1);
-    if (per_run < MIN_CURSOR_CALLS) per_run = MIN_CURSOR_CALLS;
+    for (size_t k = 0; k < runs; k++) file_runs += !s->memory_run && !s->runs[k].bytes;
+    size_t per_run = MERGE_BYTES / (file_runs ? file_runs : 1);
+    if (per_run < MIN_CURSOR_BYTES) per_run = MIN_CURSOR_BYTES;
     for (size_t k = 0; k < runs; k++) {
         run_cursor *c = &s->cursors[k];
-        c->capacity = per_run;
-        c->buffer = spi_malloc(per_run * sizeof *c->buffer);
-        if (!c->buffer) return SP_ERR_OUT_OF_MEMORY;
-        c->next_offset = s->runs[k].offset;
-        c->left = s->runs[k].count;
-        int status = fill_cursor(s, c);
+        const run_span *span = &s->runs[k];
+        *c = (run_cursor){.calls_left = span->count};
+        spi_run_codec_reset(&c->codec);
+        if (s->memory_run) {
+            c->raw = s->memory_run;
+        } else if (span->bytes) {
+            c->at = span->bytes;
+            c->end = span->bytes + span->size;
+        } else {
+            c->capacity = per_run < span->size ? per_run : (size_t)span->size;
+            if (c->capacity < SPI_RUN_CALL_MAX_BYTES) c->capacity = SPI_RUN_CALL_MAX_BYTES;
+            c->buffer = spi_malloc(c->capacity + SPI_RUN_CALL_MAX_BYTES);
+            if (!c->buffer) return SP_ERR_OUT_OF_MEMORY;
+            c->at = c->end = c->buffer;
+            c->next_offset = span->offset;
+            c->file_left = span->size;
+        }
+        bool more;
+        int status = advance_cursor(s, c, &more);
         if (status != SP_OK) return status;
-        if (c->filled) s->heap[s->heap_size++] = k;
+        if (more) s->heap[s->heap_size++] = k;
     }
     for (size_t i = s->heap_size / 2; i-- > 0;) sift_down(s, i);
     return SP_OK;
 }
 
-/* The smallest call left, or NULL when the runs are exhausted. */
+/* The smallest call left; SP_ERR_CORRUPT when the runs are exhausted. */
 static int take_call(stream_source *s, stream_call *out) {
     if (s->heap_size == 0) return SP_ERR_CORRUPT;
     run_cursor *c = &s->cursors[s->heap[0]];
-    *out = c->buffer[c->at++];
-    if (c->at == c->filled) {
-        if (c->left && !s->memory_run) {
-            int status = fill_cursor(s, c);
-            if (status != SP_OK) return status;
-        } else {
-            s->heap[0] = s->heap[--s->heap_size];
-        }
-    }
+    *out = c->codec.previous;
+    bool more;
+    int status = advance_cursor(s, c, &more);
+    if (status != SP_OK) return status;
+    if (!more) s->heap[0] = s->heap[--s->heap_size];
     if (s->heap_size) sift_down(s, 0);
     return SP_OK;
 }
@@ -291,7 +392,8 @@ static int source_next(spi_row_source *base, size_t row, size_t max, spi_call_sl
         if (status != SP_OK)
             return spi_error_set(err, status, status == SP_ERR_OUTPUT
                                                   ? "cannot read back the spill file"
-                                                  : "the streamed calls do not match their rows");
+                                                  : "the streamed calls do not match their rows "
+                                                    "(the spill file changed under finalize?)");
         starts[i] = call.start;
         durations[i] = call.duration;
         ids[i] = call.call_id;
@@ -313,8 +415,9 @@ static const spi_stats *source_row_stats(spi_row_source *base, size_t row) {
 
 static void source_release(spi_row_source *base) {
     stream_source *s = (stream_source *)base;
-    if (s->cursors && !s->memory_run)
+    if (s->cursors)
         for (size_t k = 0; k < s->run_count; k++) spi_free(s->cursors[k].buffer);
+    for (size_t k = 0; s->runs && k < s->run_count; k++) spi_free(s->runs[k].bytes);
     spi_free(s->cursors);
     spi_free(s->heap);
     spi_free(s->memory_run);
@@ -384,7 +487,8 @@ int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *pro
     profile->source = &s->base;
 
     stream_pass p = {.source = s, .region_count = spi_registry_count(),
-                     .capacity = RUN_BYTES / sizeof(stream_call)};
+                     .capacity = RUN_BYTES / sizeof(stream_call), .session = session,
+                     .chunk_bytes_at_start = mapped_chunk_bytes(session)};
     size_t regions = (size_t)(p.region_count ? p.region_count : 1);
     p.buffer = spi_malloc(RUN_BYTES);
     p.region_calls = spi_calloc(regions, sizeof *p.region_calls);
@@ -404,7 +508,7 @@ int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *pro
         if (t->spilled_count || (t->head && t->head->used)) report->recording_threads++;
     s->with_threads = report->recording_threads > 1;
     spi_omp_hosts *hosts = NULL;
-    if (status == SP_OK) status = spi_omp_hosts_build(&hosts, session, bases);
+    if (status == SP_OK && spi_run_has_omp_workers(session)) status = spi_omp_hosts_build(&hosts, session, bases);
     size_t index = 0;
     for (spi_thread *t = session->threads; t && status == SP_OK; t = t->next, index++)
         status = pass_thread(&p, session, t, bases[index], hosts);
@@ -421,7 +525,7 @@ int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *pro
             if (!s->runs) status = SP_ERR_OUT_OF_MEMORY;
         }
         if (status == SP_OK) {
-            s->runs[0] = (run_span){0, p.buffered};
+            s->runs[0] = (run_span){.count = p.buffered};
             s->run_count = 1;
             s->memory_run = p.scratch;
             p.scratch = NULL;

@@ -28,6 +28,12 @@ int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e,
                                base + spi_event_sequence(e));
 }
 
+bool spi_run_has_omp_workers(const spi_session *session) {
+    for (const spi_thread *t = session->threads; t; t = t->next)
+        if (t->omp_worker && (t->head || t->spilled_count)) return true;
+    return false;
+}
+
 int spi_run_fill_threads(const spi_session *session, uint32_t rank, spi_profile *profile) {
     profile->threads = spi_calloc((size_t)session->thread_count, sizeof *profile->threads);
     if (!profile->threads) return SP_ERR_OUT_OF_MEMORY;

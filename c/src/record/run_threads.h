@@ -6,6 +6,7 @@
 #ifndef SPI_RUN_THREADS_H
 #define SPI_RUN_THREADS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "profile/profile.h"
@@ -25,6 +26,13 @@ int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e,
  * threads attached before it), in attach order; NULL when out of memory.
  * The caller frees it with spi_free. */
 int64_t *spi_run_thread_bases(const spi_session *session);
+
+/* Whether an OpenMP worker thread recorded calls: only then do worker
+ * roots need fork parents (spi_omp_hosts_build, openmp.h). Asked first
+ * because that build, looking for the team's primary, reads every event
+ * of every other thread even when no worker recorded (issue 31: a full
+ * read of a 20M-call trace's spill file, twice per finalize). Pure. */
+bool spi_run_has_omp_workers(const spi_session *session);
 
 /* profile->threads from the session's threads, tagged with `rank`. SP_OK or
  * SP_ERR_OUT_OF_MEMORY (the rows made so far stay in the profile, which the
