@@ -1,8 +1,13 @@
 /*
  * event_cursor.c - a thread's events from the spill file and memory
- * (event_cursor.h).
+ * (event_cursor.h). A spilled entry the spill writer failed to write has
+ * its chunk kept in memory (recorder.h spi_spilled_chunk.kept): it is
+ * copied and converted like one read from the file, so it comes in the
+ * same place of the order with the same times.
  */
 #include "record/event_cursor.h"
+
+#include <string.h>
 
 #include "util/alloc.h"
 #include "util/error.h"
@@ -55,8 +60,10 @@ static int read_spilled(spi_event_cursor *c, size_t index, const spi_event **eve
         c->buffer_capacity = c->buffer ? (size_t)s->count : 0;
         if (!c->buffer) return SP_ERR_OUT_OF_MEMORY;
     }
-    if (spi_spill_read(c->session->spill, s->offset, c->buffer,
-                       (size_t)s->count * sizeof *c->buffer) != 0)
+    if (s->kept) /* the spill writer could not write it: still in memory */
+        memcpy(c->buffer, s->kept->events, (size_t)s->count * sizeof *c->buffer);
+    else if (spi_spill_read(c->session->spill, s->offset, c->buffer,
+                            (size_t)s->count * sizeof *c->buffer) != 0)
         return SP_ERR_OUTPUT;
     /* the same conversion recorder_ticks.c gave the memory chunks */
     if (c->session->spilled_raw_ends)

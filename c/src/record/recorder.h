@@ -163,10 +163,18 @@ typedef struct spi_path_node {
 #define SPI_PATH_HOSTED UINT32_MAX
 
 /* Chunks a thread wrote to the spill file, in recording order (they all
- * precede its chunks still in memory). */
+ * precede its chunks still in memory). An entry handed to the spill
+ * writer (spill_writer.h) is recorded at hand-over, before its bytes are
+ * written: readers of a live thread's entries wait for them first
+ * (spi_spill_writer_wait_thread), a stopped session's writer is drained. */
 typedef struct spi_spilled_chunk {
     uint64_t offset;       /* in the spill file */
     uint64_t count;        /* events */
+    /* the writer could not write it (disk full, I/O error): the chunk
+     * itself, kept in memory (and counted in the event bytes), read from
+     * here instead of the file; NULL for a chunk in the file. Set by the
+     * owning thread or once the writer is joined (spill_writer.h). */
+    spi_chunk *kept;
 } spi_spilled_chunk;
 
 /* Aggregate mode: the call paths of the session's exited threads, folded
@@ -258,6 +266,11 @@ typedef struct spi_thread {
     spi_spilled_chunk *spilled;   /* flush mode: chunks in the spill file */
     size_t spilled_count;
     size_t spilled_capacity;
+    /* chunks handed to the spill writer (the thread's own count), and of
+     * those the ones it has written or given up on (under the writer's
+     * mutex): equal when none of t->spilled is still pending */
+    uint64_t spill_queued;
+    uint64_t spill_done;
     uint64_t dropped_events;      /* lost to the buffer limit or OOM */
     /* no event memory could be mapped (recorder_buffers.c): calls are
      * dropped without asking again until this sequence; the wait doubles
@@ -293,6 +306,10 @@ typedef struct spi_session {
     /* flush mode: full chunks go here when the limit is reached (NULL:
      * calls past the limit are dropped). Owned by the session. */
     spi_spill *spill;
+    /* the thread that writes handed-over chunks to `spill` (spill_writer.h;
+     * NULL: SCOPE_PROFILER_SPILL_THREAD=0, no spill, or out of memory).
+     * Drained, joined and freed by spi_recorder_stop. */
+    struct spi_spill_writer *spill_writer;
     const char *spill_label;      /* the output path, for the message */
     bool aggregate;               /* call-path accumulators, no events */
     bool tsc;                     /* times in TSC ticks (tick_map.h) */

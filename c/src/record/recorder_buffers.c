@@ -17,6 +17,7 @@
 #include "record/recorder_retire.h"
 #include "record/recorder_state.h"
 #include "record/recorder_threads.h"
+#include "record/spill_writer.h"
 
 /* The buffers' slow paths below run on the recording thread itself, so
  * they update its hot block (spi_tls) and its spi_thread together. */
@@ -41,14 +42,15 @@ static void start_chunk(spi_thread *t, spi_chunk *chunk) {
     spi_tls.chunk_end = chunk->events + chunk->capacity;
 }
 
-/* Flush mode, the limit reached: write the thread's full chunks to the
+/* Flush mode, the limit reached, no spill writer (SCOPE_PROFILER_SPILL_THREAD=0):
+ * write the thread's full chunks to the
  * spill file in order, one write each (spi_chunk_spill), keep the last
  * one's memory for the next events and give the others' back. No lock:
  * the file offset is reserved atomically (spill.h). A failed write (disk
  * full, I/O error) turns flushing off for the whole session, with one
  * message: the chunks not written stay in memory and recorded, later
  * calls past the limit are dropped and counted. */
-static int spill_chunks(spi_thread *t) {
+static int write_chunks_here(spi_thread *t) {
     t->tail->used = (size_t)(spi_tls.cursor - t->tail->events);
     while (t->head) {
         spi_chunk *c = t->head;
@@ -63,6 +65,87 @@ static int spill_chunks(spi_thread *t) {
     }
     t->tail->used = 0;
     start_chunk(t, t->tail);
+    return SP_OK;
+}
+
+/* One full chunk of t, the head, to the spill writer: its entry in
+ * t->spilled recorded now (the writer fills the file later), the chunk
+ * unlinked and the writer's from here on. SP_OK; otherwise it stays t's
+ * head (the writer failed, or no memory for the entry or the queue). */
+static int queue_head_chunk(spi_thread *t, spi_spill_writer *writer) {
+    spi_chunk *c = t->head;
+    if (spi_spilled_reserve(t) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
+    spi_chunk *next = c->next;
+    size_t used = c->used, index = t->spilled_count;
+    uint64_t offset;
+    int status = spi_spill_writer_submit(writer, t, c, index, &offset);
+    if (status != SP_OK) return status;
+    t->spilled[index] = (spi_spilled_chunk){.offset = offset, .count = used};
+    t->spilled_count = index + 1;
+    t->head = next;
+    if (!t->head) t->tail = NULL;
+    return SP_OK;
+}
+
+/* t's chunks from the head up to `keep` (not included; NULL: all of them)
+ * leave memory for the spill file, in recording order: queued for the
+ * writer, or, a chunk the writer will not take, written here. Empty ones
+ * are only unmapped. SP_OK, or the error of a write here: that chunk and
+ * those after it stay linked from t->head, recorded. */
+static int send_chunks(spi_thread *t, spi_spill_writer *writer, spi_chunk *keep) {
+    while (t->head && t->head != keep) {
+        /* after a failed write nothing more goes to the file: the rest
+         * stays in memory, recorded (drop mode from here on) */
+        if (atomic_load_explicit(&spi_live_session.spill->failed, memory_order_relaxed))
+            return SP_ERR_BUFFER_LIMIT;
+        spi_chunk *c = t->head;
+        if (c->used && queue_head_chunk(t, writer) == SP_OK) continue;
+        if (c->used) {
+            int status = spi_chunk_spill(t, c);
+            if (status != SP_OK) return status;
+        }
+        t->head = c->next;
+        if (!t->head) t->tail = NULL;
+        atomic_fetch_sub(&spi_buffer_bytes, c->bytes);
+        spi_chunk_unmap(c);
+    }
+    return SP_OK;
+}
+
+/* Flush mode, the limit reached: with the spill writer, its full chunks
+ * but the last go to the writer, and the last, whose memory the thread
+ * keeps, is written here (no written chunk is free to take instead: the
+ * writer is behind, or this is the session's first spill; back-pressure,
+ * as without the writer). Without it, write_chunks_here. */
+static int spill_chunks(spi_thread *t) {
+    spi_spill_writer *writer = spi_live_session.spill_writer;
+    if (!writer) return write_chunks_here(t);
+    t->tail->used = (size_t)(spi_tls.cursor - t->tail->events);
+    int status = send_chunks(t, writer, t->tail);
+    if (status != SP_OK) return status;
+    if (t->tail->used) {
+        status = spi_chunk_spill(t, t->tail);
+        if (status != SP_OK) return status;
+    }
+    t->tail->used = 0;
+    start_chunk(t, t->tail);
+    return SP_OK;
+}
+
+/* Flush mode with a written chunk free (the writer recycled it): every
+ * full chunk of t goes to the writer and t records on in `fresh`, already
+ * counted in spi_buffer_bytes, so the memory in use does not change. The
+ * chunks a failed write leaves stay before `fresh`, recorded. Always
+ * SP_OK: the call that asked for room has it. */
+static int continue_in_free_chunk(spi_thread *t, spi_spill_writer *writer, spi_chunk *fresh) {
+    t->tail->used = (size_t)(spi_tls.cursor - t->tail->events);
+    (void)send_chunks(t, writer, NULL);
+    fresh->used = 0;
+    fresh->next = NULL;
+    if (t->tail) t->tail->next = fresh;
+    else t->head = fresh;
+    t->tail = fresh;
+    start_chunk(t, fresh);
     return SP_OK;
 }
 
@@ -114,6 +197,12 @@ int spi_chunk_add(spi_thread *t) {
     size_t bytes = t->head ? SPI_CHUNK_BYTES : SPI_FIRST_CHUNK_BYTES;
     size_t limit = spi_live_session.buffer_limit_bytes;
     if (limit && flushing()) {
+        /* past the limit once, the writer recycles written chunks: take
+         * one before mapping anything (a thread's first chunk is mapped:
+         * it has no chunk to hand over) */
+        spi_spill_writer *writer = spi_live_session.spill_writer;
+        spi_chunk *fresh = writer && t->head ? spi_spill_writer_take_free(writer) : NULL;
+        if (fresh) return continue_in_free_chunk(t, writer, fresh);
         /* whole chunks only (a small one would only mean more writes);
          * a thread's first chunk is granted past the limit, so every
          * thread can record: the bound is limit + 64 KiB per thread */

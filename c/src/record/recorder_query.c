@@ -26,7 +26,8 @@
  * the session's length; the file's exact map can differ from it by that).
  *
  * Only the calling thread's own state is read, and only by that thread, so
- * no lock is taken; the thread is marked busy meanwhile (as recorder.c's
+ * no lock is taken (but the spill writer's, once, to wait until the
+ * chunks this thread handed it are written: spill_writer.h); the thread is marked busy meanwhile (as recorder.c's
  * calls do), so a signal handler that records on it cannot move its chunks
  * under the walk.
  */
@@ -40,6 +41,7 @@
 #include "record/clock.h"
 #include "record/recorder_state.h"
 #include "record/registry.h"
+#include "record/spill_writer.h"
 #include "scope_profiler.h"
 
 /* What one thread already added up. */
@@ -125,6 +127,8 @@ static int add_spilled(query_sums *sums, const spi_spilled_chunk *chunk, uint64_
                        bool tsc) {
     enum { SLICE = 512 };
     spi_event slice[SLICE];
+    if (chunk->kept) /* the spill writer could not write it (spill_writer.h) */
+        return add_events(sums, chunk->kept->events + from, (size_t)(chunk->count - from), tsc);
     const spi_spill *spill = spi_live_session.spill;
     if (!spill) return SP_ERR_OUTPUT;
     while (from < chunk->count) {
@@ -142,7 +146,11 @@ static int add_spilled(query_sums *sums, const spi_spilled_chunk *chunk, uint64_
 /* Adds the thread's events not added yet: the spilled ones, then those in
  * its chunks (the current chunk's count is its cursor: `used` is only
  * published when the chunk is left). */
-static int add_new_events(query_sums *sums, const spi_thread *t) {
+static int add_new_events(query_sums *sums, spi_thread *t) {
+    /* chunks handed to the spill writer are listed before they are in
+     * the file: wait for this thread's (the writer never waits for a
+     * recording thread, so this ends) */
+    spi_spill_writer_wait_thread(spi_live_session.spill_writer, t);
     uint64_t first = 0; /* number of the first event of the next part */
     for (size_t i = 0; i < t->spilled_count; i++) {
         const spi_spilled_chunk *chunk = &t->spilled[i];
@@ -195,7 +203,7 @@ static int64_t ticks_to_ns(const spi_thread *t, query_sums *sums, int64_t ticks)
     return (int64_t)((double)ticks * ((double)span_ns / (double)span_ticks));
 }
 
-static int query(const spi_thread *t, uint32_t region, sp_region_totals *totals) {
+static int query(spi_thread *t, uint32_t region, sp_region_totals *totals) {
     for (const spi_frame *f = spi_tls.stack_base; f < spi_tls.top; f++)
         if (SPI_FRAME_REGION(f) == region) totals->open++;
     query_sums *sums = sums_of_thread();

@@ -27,15 +27,19 @@
 
 /* ---- the spill write ------------------------------------------------------ */
 
+int spi_spilled_reserve(spi_thread *t) {
+    if (t->spilled_count < t->spilled_capacity) return SP_OK;
+    size_t capacity = t->spilled_capacity ? t->spilled_capacity * 2 : 64;
+    spi_spilled_chunk *grown = spi_reallocarray(t->spilled, capacity, sizeof *grown);
+    if (!grown) return SP_ERR_OUT_OF_MEMORY;
+    t->spilled = grown;
+    t->spilled_capacity = capacity;
+    return SP_OK;
+}
+
 int spi_chunk_spill(spi_thread *t, const spi_chunk *chunk) {
     spi_spill *spill = spi_live_session.spill;
-    if (t->spilled_count == t->spilled_capacity) {
-        size_t capacity = t->spilled_capacity ? t->spilled_capacity * 2 : 64;
-        spi_spilled_chunk *grown = spi_reallocarray(t->spilled, capacity, sizeof *grown);
-        if (!grown) return SP_ERR_OUT_OF_MEMORY;
-        t->spilled = grown;
-        t->spilled_capacity = capacity;
-    }
+    if (spi_spilled_reserve(t) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
     uint64_t offset;
     int error = spi_spill_append(spill, chunk->events, chunk->used * sizeof(spi_event), &offset);
     if (error) {
@@ -45,7 +49,7 @@ int spi_chunk_spill(spi_thread *t, const spi_chunk *chunk) {
                      spi_live_session.spill_label, strerror(error), spi_live_session.buffer_limit_bytes);
         return SP_ERR_BUFFER_LIMIT;
     }
-    t->spilled[t->spilled_count++] = (spi_spilled_chunk){offset, chunk->used};
+    t->spilled[t->spilled_count++] = (spi_spilled_chunk){.offset = offset, .count = chunk->used};
     return SP_OK;
 }
 

@@ -31,6 +31,11 @@ struct spi_arena_block {
     _Alignas(16) unsigned char data[];
 };
 
+/* Room for one more entry at the end of t->spilled. SP_OK or
+ * SP_ERR_OUT_OF_MEMORY (nothing changed). On t's own thread while the
+ * session records (or under spi_session_lock as it exits). */
+int spi_spilled_reserve(spi_thread *t);
+
 /* Writes the `used` events of `chunk` to the session's spill file in one
  * append and records where they went at the end of t->spilled. Runs on
  * t's own thread (recording, or exiting under spi_session_lock) while the

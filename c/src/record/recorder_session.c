@@ -17,6 +17,7 @@
 #include "record/recorder_retire.h"
 #include "record/recorder_state.h"
 #include "record/recorder_threads.h"
+#include "record/spill_writer.h"
 
 static uint64_t generation_counter = 0;         /* under spi_session_lock */
 
@@ -77,6 +78,10 @@ int spi_recorder_start(const spi_recording *recording) {
     atomic_store(&spi_unmatched_reports, 0);
     atomic_store_explicit(&spi_omp_fork_path, 0, memory_order_relaxed);
     reserve_for_finalize(recording->aggregate);
+    /* the writer's thread starts at the first spill, if one comes */
+    if (spi_live_session.spill && spi_spill_writer_wanted())
+        spi_live_session.spill_writer = spi_spill_writer_create(
+            spi_live_session.spill, recording->spill_label, recording->buffer_limit_bytes);
     atomic_store_explicit(&spi_session_generation, ++generation_counter, memory_order_relaxed);
     pthread_mutex_unlock(&spi_session_lock);
     return SP_OK;
@@ -115,12 +120,19 @@ spi_session spi_recorder_stop(void) {
     spi_hot_set_path(&spi_tls, SPI_PATH_GENERAL);
     spi_tls.thread = NULL;
     spi_tls.generation = 0;
+    /* every reader of the spilled chunks runs after this: the writer's
+     * queue is written (or its chunks kept, after a failure) first */
+    spi_spill_writer_finish(stopped.spill_writer);
+    stopped.spill_writer = NULL;
     return stopped;
 }
 
 void spi_recorder_release(spi_session *stopped) {
     for (spi_thread *t = stopped->threads; t;) {
         spi_thread *next = t->next;
+        /* chunks the spill writer could not write (spill_writer.h) */
+        for (size_t i = 0; i < t->spilled_count; i++)
+            if (t->spilled[i].kept) spi_chunk_unmap(t->spilled[i].kept);
         spi_thread_free(t);
         t = next;
     }
@@ -173,7 +185,11 @@ void spi_recorder_fork_parent(void) {
  * stay valid. Only the spill file is closed, so that the child does not
  * keep the parent's unlinked file (its disk space) alive. A session
  * stopped by a finalize running in the parent at the fork is not live:
- * the child leaks it likewise, descriptor included (closed on exec). */
+ * the child leaks it likewise, descriptor included (closed on exec).
+ * The spill writer (spill_writer.h) has no thread in the child, and its
+ * mutex may have been held by it at the fork: it is forgotten with the
+ * session, never locked, waited for or freed here; the parent's chunks
+ * queued to it stay unwritten by the child. */
 void spi_recorder_fork_child(void) {
     spi_registry_fork_child();
     atomic_store_explicit(&spi_session_generation, 0, memory_order_relaxed);

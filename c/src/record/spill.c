@@ -75,8 +75,11 @@ static int allocate_ahead(spi_spill *spill, uint64_t need) {
     return errno;
 }
 
-int spi_spill_append(spi_spill *spill, const void *data, size_t bytes, uint64_t *offset) {
-    uint64_t at = atomic_fetch_add(&spill->end, bytes);
+uint64_t spi_spill_reserve(spi_spill *spill, size_t bytes) {
+    return atomic_fetch_add(&spill->end, bytes);
+}
+
+int spi_spill_write_at(spi_spill *spill, const void *data, size_t bytes, uint64_t at) {
     int error = allocate_ahead(spill, at + bytes);
     if (error) return error;
     const char *p = data;
@@ -88,6 +91,13 @@ int spi_spill_append(spi_spill *spill, const void *data, size_t bytes, uint64_t 
     }
     atomic_fetch_add_explicit(&spill->written, bytes, memory_order_relaxed);
     atomic_fetch_add_explicit(&spill->writes, 1, memory_order_relaxed);
+    return 0;
+}
+
+int spi_spill_append(spi_spill *spill, const void *data, size_t bytes, uint64_t *offset) {
+    uint64_t at = spi_spill_reserve(spill, bytes);
+    int error = spi_spill_write_at(spill, data, bytes, at);
+    if (error) return error;
     *offset = at;
     return 0;
 }

@@ -16,6 +16,26 @@
  * time: writing into allocated blocks costs a tenth of writing past the
  * end of a file on ext4 (measured here: 5.5 against 59 ns per event), and
  * a full disk shows up as an error of fallocate, before any write.
+ *
+ * Who writes (issue 31): by default the session's spill writer thread
+ * (spill_writer.h). A recording thread at the limit hands its full chunks
+ * over (their offsets reserved at once with spi_spill_reserve, so its list
+ * of spilled chunks keeps recording order) and goes on in a chunk the
+ * writer has already written and recycled; the writer writes them with
+ * spi_spill_write_at. When no written chunk is free (the writer is behind,
+ * or this is the session's first spill), the recording thread writes its
+ * own current chunk here itself (spi_spill_append), as it always did:
+ * back-pressure, never more memory. SCOPE_PROFILER_SPILL_THREAD=0 keeps
+ * every write on the recording threads.
+ *
+ * The memory bound is unchanged by the writer: chunks queued for writing
+ * and written chunks waiting on the free list stay counted in the
+ * process's event bytes (recorder_state.h spi_buffer_bytes) until they are
+ * unmapped, and a chunk changes hands only one for one (a thread hands
+ * over its chunks when it takes a free one, or keeps its last one and
+ * writes it itself). So event memory stays within the buffer limit plus
+ * one first chunk (SPI_FIRST_CHUNK_BYTES) per recording thread, with or
+ * without the writer.
  */
 #ifndef SPI_SPILL_H
 #define SPI_SPILL_H
@@ -42,6 +62,18 @@ typedef struct spi_spill {
  * SP_ERR_OUT_OF_MEMORY, or SP_ERR_OUTPUT with err naming the directory and
  * the reason (then *spill is NULL). */
 int spi_spill_open(spi_spill **spill, const char *output_path, spi_error *err);
+
+/* Reserves `bytes` at the end of the file and returns their offset, to be
+ * written later with spi_spill_write_at (by another thread, maybe).
+ * Thread-safe (one atomic add). Space reserved and never written is never
+ * read. */
+uint64_t spi_spill_reserve(spi_spill *spill, size_t bytes);
+
+/* Writes `bytes` from `data` at `offset` (reserved by spi_spill_reserve),
+ * extending the file's blocks ahead first. Returns 0, or the errno of the
+ * failed write or allocation (ENOSPC, EIO...); a failed write leaves no
+ * record in the counters. Thread-safe (no lock). */
+int spi_spill_write_at(spi_spill *spill, const void *data, size_t bytes, uint64_t offset);
 
 /* Append `bytes` from `data`; *offset receives where they went. Thread-safe
  * (no lock). Returns 0, or the errno of the failed write (ENOSPC, EIO...);
