@@ -5,15 +5,15 @@
  *
  * The library's constructor (it runs before main and before the program's
  * own constructors, since the program depends on it, linked or preloaded)
- * reads SCOPE_PROFILER_FILTER, SCOPE_PROFILER_FILTER_STRICT and
- * SCOPE_PROFILER_THROTTLE, and starts a session with the defaults unless
- * one runs. The session is adoptable (sp_session_adoptable), as the PMPI
+ * reads SCOPE_PROFILER_FILTER, SCOPE_PROFILER_FILTER_STRICT,
+ * SCOPE_PROFILER_THROTTLE and SCOPE_PROFILER_PATCH, and starts a session
+ * with the defaults unless one runs. The session is adoptable (sp_session_adoptable), as the PMPI
  * wrappers' is: a program that also calls sp_setup itself takes it over
  * with its own path and options and keeps the calls recorded so far. At
  * exit (atexit, in the process that loaded the library: a forked child
  * exiting must not finish its parent's session) the calls the exiting
- * thread still has open end, throttled functions are reported, and the
- * session is finished if it still runs.
+ * thread still has open end, throttled functions and patched call sites
+ * are reported, and the session is finished if it still runs.
  */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
@@ -26,6 +26,7 @@
 #include "scope_profiler.h"
 #include "spn_filter.h"
 #include "spn_hooks.h"
+#include "spn_patch.h"
 #include "spn_sources.h"
 #include "spn_symbols.h"
 #include "spn_table.h"
@@ -105,13 +106,27 @@ NO_INSTRUMENT static int configure(void) {
         config.filter = filter;
     }
     spn_table_configure(&config);
+    /* SCOPE_PROFILER_PATCH=0: silenced functions keep calling their hooks. */
+    const char *patch = getenv("SCOPE_PROFILER_PATCH");
+    int patching = 1;
+    if (patch && *patch) {
+        if (strcmp(patch, "0") == 0) patching = 0;
+        else if (strcmp(patch, "1") != 0) {
+            char text[512];
+            snprintf(text, sizeof text,
+                     "SCOPE_PROFILER_PATCH=%.200s is not 0 or 1: call sites are patched (1)",
+                     patch);
+            note(text);
+        }
+    }
+    spn_patch_configure(patching);
     return 1;
 }
 
 NO_INSTRUMENT static void report_one(const spn_function *function, void *context) {
     (void)context;
     if (quiet()) return;
-    unsigned long long after = atomic_load(&function->throttled_after);
+    unsigned long long after = atomic_load(&function->calls);
     fprintf(stderr, "scope-profiler: instrument: throttled %s after %llu calls\n", function->name,
             after);
 }
@@ -122,6 +137,12 @@ NO_INSTRUMENT static void at_exit(void) {
     spn_hooks_enable(0);
     const spn_table_config *config = spn_table_configuration();
     if (config->throttle_calls > 0) spn_table_each_throttled(report_one, NULL);
+    unsigned long patched, unpatchable;
+    spn_patch_counts(&patched, &unpatchable);
+    if (!quiet() && (patched || unpatchable))
+        fprintf(stderr,
+                "scope-profiler: instrument: %lu hook call sites patched out, %lu left as they "
+                "were\n", patched, unpatchable);
     if (started_session && sp_is_active()) (void)sp_finalize();
     spn_filter_free(filter);
     filter = NULL;
@@ -155,7 +176,9 @@ __attribute__((constructor)) NO_INSTRUMENT static void spn_session_load(void) {
                  (unsigned long long)config->throttle_calls,
                  (unsigned long long)(config->throttle_ns / 1000u));
     (void)sp_set_metadata("instrument_throttle", threshold);
+    spn_patch_publish(); /* "0 patched, 0 unpatchable", or "off" */
     (void)pthread_atfork(spn_table_fork_prepare, spn_table_fork_parent, spn_table_fork_child);
+    (void)pthread_atfork(spn_patch_fork_prepare, spn_patch_fork_parent, spn_patch_fork_child);
     spn_hooks_enable(1);
     (void)atexit(at_exit);
 }

@@ -12,9 +12,12 @@
  * Throttling (TAU's rule): a function's calls and time are counted while it
  * is undecided; when it reaches throttle_calls calls, a mean under
  * throttle_ns makes it throttled (its later calls are not recorded, calls
- * already open still end), otherwise it is kept and nothing more is
- * counted. Counting is per function, not per thread: the threshold is the
- * process's calls, as the report says.
+ * already open still end and are counted), otherwise it is kept and nothing
+ * more is counted. Counting is per function, not per thread: the threshold
+ * is the process's calls, as the report says. While counting, each
+ * recorded frame is also counted open (open_frames), so that the patching
+ * of a throttled function's call sites waits until none is open anywhere
+ * (spn_hooks.c says why).
  */
 #include "spn_table.h"
 
@@ -89,8 +92,12 @@ NO_INSTRUMENT static spn_function *make(uintptr_t address) {
     atomic_init(&f->state, f->region < 0 ? SPN_EXCLUDED : SPN_COUNTING);
     atomic_init(&f->calls, 0);
     atomic_init(&f->total_ns, 0);
-    atomic_init(&f->throttled_after, 0);
+    atomic_init(&f->open_frames, 0);
     return f;
+}
+
+NO_INSTRUMENT spn_function *spn_table_find(const void *address) {
+    return find((uintptr_t)address);
 }
 
 NO_INSTRUMENT spn_function *spn_table_function(const void *address) {
@@ -117,9 +124,11 @@ NO_INSTRUMENT spn_function *spn_table_function(const void *address) {
 
 /* The throttled functions into the file's metadata (docs/FORMAT.md 4.3):
  * "instrument_throttled", one line "<calls> <name>" per function (the
- * name may have blanks; the count never does). Set
- * again at each new verdict (rare: once per function), so the file has
- * them whoever finishes the session (exit, the program, MPI_Finalize). */
+ * name may have blanks; the count never does), the calls recorded. Set
+ * again at each new verdict (rare: once per function) and when a call open
+ * at the verdict ends (at most one per thread and recursion level), so the
+ * file has them whoever finishes the session (exit, the program,
+ * MPI_Finalize). */
 NO_INSTRUMENT static void publish_throttled(void) {
     pthread_mutex_lock(&table_lock);
     size_t len = 1;
@@ -132,7 +141,7 @@ NO_INSTRUMENT static void publish_throttled(void) {
         for (const spn_function *f = listed; f; f = f->next_listed) {
             if (atomic_load(&f->state) != SPN_THROTTLED) continue;
             int n = snprintf(text + used, len - used, "%s%llu %s", used ? "\n" : "",
-                             (unsigned long long)atomic_load(&f->throttled_after), f->name);
+                             (unsigned long long)atomic_load(&f->calls), f->name);
             if (n > 0) used += (size_t)n < len - used ? (size_t)n : len - used - 1;
         }
     }
@@ -141,17 +150,33 @@ NO_INSTRUMENT static void publish_throttled(void) {
     free(text);
 }
 
+NO_INSTRUMENT int spn_table_open_frame(spn_function *f) {
+    atomic_fetch_add(&f->open_frames, 1);
+    if (!SPN_SILENCED(atomic_load(&f->state))) return 1;
+    atomic_fetch_sub(&f->open_frames, 1);
+    return 0;
+}
+
+NO_INSTRUMENT void spn_table_drop_frame(spn_function *f) { atomic_fetch_sub(&f->open_frames, 1); }
+
+NO_INSTRUMENT int spn_function_patchable(spn_function *f) {
+    int state = atomic_load(&f->state);
+    return state == SPN_EXCLUDED || (state == SPN_THROTTLED && atomic_load(&f->open_frames) == 0);
+}
+
 NO_INSTRUMENT void spn_table_count(spn_function *f, uint64_t ns) {
     uint64_t calls = atomic_fetch_add_explicit(&f->calls, 1, memory_order_relaxed) + 1;
     uint64_t total = atomic_fetch_add_explicit(&f->total_ns, ns, memory_order_relaxed) + ns;
+    /* Closed after the count: a publication that sees no frame open also
+     * sees every count. */
+    atomic_fetch_sub(&f->open_frames, 1);
     if (calls < config.throttle_calls) return;
-    int undecided = SPN_COUNTING;
+    int state = SPN_COUNTING;
     int verdict = total / calls < config.throttle_ns ? SPN_THROTTLED : SPN_KEPT;
-    /* The count first: a publication by another thread that already sees
-     * the verdict must not read 0. */
-    if (verdict == SPN_THROTTLED) atomic_store(&f->throttled_after, calls);
-    if (atomic_compare_exchange_strong(&f->state, &undecided, verdict) && verdict == SPN_THROTTLED)
-        publish_throttled();
+    if (atomic_compare_exchange_strong(&f->state, &state, verdict)) state = verdict;
+    else if (state != SPN_THROTTLED) return;
+    /* A verdict, or a call open at the verdict that ended: the count grew. */
+    if (state == SPN_THROTTLED) publish_throttled();
 }
 
 NO_INSTRUMENT void spn_table_each_throttled(void (*visit)(const spn_function *, void *),

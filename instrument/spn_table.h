@@ -27,6 +27,9 @@ enum {
     SPN_THROTTLED = 2, /* decided: no longer recorded */
     SPN_EXCLUDED = 3,  /* filtered out or not registered: never recorded */
 };
+/* A throttled or excluded function is "silenced": its hooks return at once
+ * and its call sites may be patched out (spn_hooks.c, spn_patch.c). */
+#define SPN_SILENCED(state) ((state) >= SPN_THROTTLED)
 
 typedef struct spn_function {
     struct spn_function *next_in_bucket;
@@ -35,9 +38,12 @@ typedef struct spn_function {
     int region;         /* region handle; -1 when filtered out or not registered */
     atomic_int state;   /* SPN_COUNTING, SPN_KEPT, SPN_THROTTLED or SPN_EXCLUDED: the
                          * hooks decide on this one word (>= SPN_THROTTLED: skip) */
-    atomic_uint_least64_t calls;    /* while counting */
+    atomic_uint_least64_t calls;    /* recorded while counting (and open at the verdict) */
     atomic_uint_least64_t total_ns; /* while counting */
-    atomic_uint_least64_t throttled_after; /* calls counted when throttled */
+    /* Recorded frames pushed while counting and not yet ended, on every
+     * thread: a throttled function's sites are patched only at 0, so no
+     * exit of a recorded call is ever patched out (spn_table_open_frame). */
+    atomic_long open_frames;
     char *name;         /* the readable name */
 } spn_function;
 
@@ -54,14 +60,37 @@ void spn_table_configure(const spn_table_config *config);
  * out (the call is then not recorded). */
 spn_function *spn_table_function(const void *address);
 
-/* Count one recorded call of `function` that lasted `ns`, and decide its
- * throttling once it reached the configured number of calls. */
+/* The entry of `address` if one was made (never makes one). */
+spn_function *spn_table_find(const void *address);
+
+/* Before pushing the frame of a call of a counting `function` (throttling
+ * on): counts the frame as open and returns 1, or returns 0 (nothing
+ * counted) when the function was throttled meanwhile, so the call must not
+ * be recorded. Either the throttling decision sees the frame (and patching
+ * waits for it) or the caller sees the decision (sequentially consistent
+ * on both sides). */
+int spn_table_open_frame(spn_function *function);
+
+/* Count one recorded call of `function` that lasted `ns` and close its
+ * frame (opened by spn_table_open_frame), and decide its throttling once it
+ * reached the configured number of calls. Calls that end after the verdict
+ * (they were open then, on any thread) are counted too: the reported count
+ * is the calls recorded. */
 void spn_table_count(spn_function *function, uint64_t ns);
+
+/* Close a frame opened by spn_table_open_frame whose call will never end
+ * (its thread exited with it open): not counted. */
+void spn_table_drop_frame(spn_function *function);
+
+/* Whether the call sites of `function` may be patched out now: excluded,
+ * or throttled with no recorded frame open on any thread. */
+int spn_function_patchable(spn_function *function);
 
 /* Whether throttling is on (the hooks read the clock only then). */
 extern int spn_throttling;
 
-/* Call `visit` for every function throttled so far (any order). */
+/* Call `visit` for every function throttled so far (any order); its
+ * `calls` are the calls recorded. */
 void spn_table_each_throttled(void (*visit)(const spn_function *function, void *context),
                               void *context);
 

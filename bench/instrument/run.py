@@ -24,6 +24,11 @@ the load average before and after. Results: RESULTS.md beside this script.
 Compiles with gcc against BUILD_DIR's libscopeprofiler_instrument (an
 in-tree build: BUILD_DIR/instrument and BUILD_DIR/c). Options: --rounds N
 (default 5), --functions N (default 100000), --skip a,b,c.
+
+(a) and (b) also run each instrumented case with SCOPE_PROFILER_PATCH=0
+(the silenced hooks without call-site patching) and, with --before
+OLD_BUILD_DIR, linked against another build of the library (the code
+before a change), all in the same interleaved rounds.
 """
 import argparse
 import atexit
@@ -41,6 +46,7 @@ ap.add_argument("build")
 ap.add_argument("--rounds", type=int, default=5)
 ap.add_argument("--functions", type=int, default=100000)
 ap.add_argument("--skip", default="")
+ap.add_argument("--before", help="another in-tree build of the library to compare with")
 args = ap.parse_args()
 skip = set(filter(None, args.skip.split(",")))
 build = os.path.abspath(args.build)
@@ -53,6 +59,12 @@ link = ["-L" + libdir, "-lscopeprofiler_instrument",
         "-Wl,-rpath," + libdir + ":" + os.path.join(build, "c")]
 
 
+def link_flags(build_dir):
+    lib = os.path.join(build_dir, "instrument")
+    return ["-L" + lib, "-lscopeprofiler_instrument",
+            "-Wl,-rpath," + lib + ":" + os.path.join(build_dir, "c")]
+
+
 def compile_pair(sources, name, extra=()):
     plain = os.path.join(work, name + "_plain")
     inst = os.path.join(work, name + "_inst")
@@ -60,6 +72,16 @@ def compile_pair(sources, name, extra=()):
     subprocess.run(["gcc", "-O2", "-finstrument-functions", *extra, *sources, "-o", inst, *link],
                    check=True)
     return plain, inst
+
+
+def compile_before(sources, name, extra=()):
+    """The instrumented program linked with --before's library, or None."""
+    if not args.before:
+        return None
+    inst = os.path.join(work, name + "_before")
+    subprocess.run(["gcc", "-O2", "-finstrument-functions", *extra, *sources, "-o", inst,
+                    *link_flags(os.path.abspath(args.before))], check=True)
+    return inst
 
 
 def run_once(argv, env_extra):
@@ -105,18 +127,24 @@ if "a" not in skip:
     plain, inst = compile_pair([os.path.join(HERE, "kernel.c")], "kernel")
     _, inst_ex = compile_pair([os.path.join(HERE, "kernel.c")], "kernel_ex",
                               ("-finstrument-functions-exclude-function-list=relax_point",))
-    got = interleaved([("plain", [plain], {}), ("instrumented", [inst], {}),
-                       ("compile-excl", [inst_ex], {})], args.rounds)
+    before = compile_before([os.path.join(HERE, "kernel.c")], "kernel")
+    variants = [("plain", [plain], {}), ("instrumented", [inst], {}),
+                ("patch-off", [inst], {"SCOPE_PROFILER_PATCH": "0"}),
+                ("compile-excl", [inst_ex], {})]
+    if before:
+        variants.append(("before", [before], {}))
+    got = interleaved(variants, args.rounds)
     print("\n## (a) kernel.c: Jacobi (10^8 calls of relax_point) + matmul, default throttling")
     for label in got:
         print(f"  {label:13s} wall {spread(got[label][0])}   cpu {spread(got[label][1])}")
-    for label in ("instrumented", "compile-excl"):
+    for label in [v[0] for v in variants[1:]]:
         for i, what in ((0, "wall"), (1, "cpu")):
             ratio = statistics.median(got[label][i]) / statistics.median(got["plain"][i])
             print(f"  {label} overhead ({what}, medians): {100 * (ratio - 1):+.1f}%  "
                   f"(goal <= 10%)")
     print("  the library said: " + " | ".join(
-        line for line in got["instrumented"][2].splitlines() if "throttled" in line))
+        line for line in got["instrumented"][2].splitlines()
+        if "throttled" in line or "patched" in line))
     print(f"  {load()}")
 
 if "b" not in skip:
@@ -125,13 +153,21 @@ if "b" not in skip:
     filt = os.path.join(work, "exclude_tiny.filter")
     with open(filt, "w") as handle:
         handle.write("SCOREP_REGION_NAMES_BEGIN\n  EXCLUDE tiny\nSCOREP_REGION_NAMES_END\n")
-    got = interleaved([("plain", [plain, str(calls)], {}),
-                       ("excluded", [inst, str(calls)], {"SCOPE_PROFILER_FILTER": filt}),
-                       ("throttled", [inst, str(calls)], {})], args.rounds)
+    before = compile_before([os.path.join(HERE, "hot.c")], "hot")
+    off = {"SCOPE_PROFILER_PATCH": "0"}
+    variants = [("plain", [plain, str(calls)], {}),
+                ("excluded", [inst, str(calls)], {"SCOPE_PROFILER_FILTER": filt}),
+                ("throttled", [inst, str(calls)], {}),
+                ("excl-nopatch", [inst, str(calls)], {"SCOPE_PROFILER_FILTER": filt, **off}),
+                ("thr-nopatch", [inst, str(calls)], off)]
+    if before:
+        variants += [("excl-before", [before, str(calls)], {"SCOPE_PROFILER_FILTER": filt}),
+                     ("thr-before", [before, str(calls)], {})]
+    got = interleaved(variants, args.rounds)
     print(f"\n## (b) hot.c: tiny() called {calls:.0e} times")
     for label in got:
         print(f"  {label:13s} wall {spread(got[label][0])}   cpu {spread(got[label][1])}")
-    for label in ("excluded", "throttled"):
+    for label in [v[0] for v in variants[1:]]:
         for i, what in ((0, "wall"), (1, "cpu")):
             per_call = [(x - statistics.median(got["plain"][i])) / calls * 1e9
                         for x in got[label][i]]
