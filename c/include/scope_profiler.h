@@ -477,6 +477,11 @@ SP_API int sp_region_end(const char *name);
  * sp_region_begin for a name given as `name_len` bytes at `name` (no NUL
  * needed; trailing blanks are NOT removed here). For Fortran and other
  * languages with sized strings. Same returns as sp_region_begin.
+ * Cost: the thread remembers the region last found at recent name
+ * addresses (a small table per thread, one entry per address slot), so a
+ * name passed again from the same address with the same length and
+ * bytes (a literal, an unchanged variable) costs a compare of its bytes,
+ * not a lookup; new bytes at that address are looked up as a new name.
  */
 SP_API int sp_region_begin_n(const char *name, size_t name_len);
 

@@ -335,6 +335,44 @@ def case_aggregate(stdout, stderr):
     check(not os.path.exists("bad_mode.h5"), "no file from the refused setup")
 
 
+NAME_MEMO_NAMES = ["x", "y", "ab", "ac", "abc", "abd", "abXdef", "abYdef", "abcXefg", "abcYefg",
+                   "solve", "omega", "abcdefgh1", "abcdefgh2", "kernel_a_x", "kernel_b_x",
+                   "sixteen_chars_aa", "sixteen_chars_ab", "a_seventeen_chars",
+                   "b_seventeen_chars", "stem", "stem_longer", "outer", "inner"]
+
+
+def case_name_memo(stdout, stderr):
+    """test_name_memo.f90: one character variable, its value changing; every
+    name its own region with its own calls (3 rounds), inner under outer,
+    open_a closed once after the refused end through open_b."""
+    p = Profile("name_memo_trace.h5")
+    p.check_tree()
+    for name in NAME_MEMO_NAMES:
+        expect_count(p, name, 3)
+    expect_names(p, *NAME_MEMO_NAMES)
+    expect_parents(p, "inner", "outer")
+    expect_count(p, "open_a", 1)
+    expect_count(p, "open_b", 0)
+    with h5py.File("name_memo_aggregate.h5", "r") as f:
+        check(f.attrs["storage_layout"] in ("aggregate", b"aggregate"), "aggregate layout")
+        names = [n.decode() if isinstance(n, bytes) else n for n in f["region_table/names"][:]]
+        idx = f["rank_region_index"]
+        counts = {names[r]: int(c) for r, c in zip(idx["region_ids"][:], idx["aggregate_counts"][:])}
+        expected = dict({name: 3 for name in NAME_MEMO_NAMES}, open_a=1)
+        check(counts == expected, "aggregate counts per region", counts, expected)
+        g = f["rank0/call_paths"]
+        by_index = [names[r] for r in g["region_ids"][:]]
+        parents = {names[r]: int(parent) for r, parent in zip(g["region_ids"][:], g["parents"][:])}
+        check(parents.get("inner", -1) >= 0 and by_index[parents["inner"]] == "outer",
+              "inner's path is under outer", parents.get("inner"))
+    check(stderr.count("without a matching begin") == 0,
+          "the refused ends took stat: nothing printed", stderr.count("without a matching begin"), 0)
+
+
+# the same program and checks with SCOPE_PROFILER_CLOCK=tsc (CMakeLists.txt)
+case_name_memo_tsc = case_name_memo
+
+
 CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
 
 

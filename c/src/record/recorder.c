@@ -227,8 +227,11 @@ static __attribute__((noinline, cold)) int next_chunk(spi_thread *t) {
  * converted from the frame, which does not wait for this end's reading,
  * and the reading is only stored. */
 static __attribute__((always_inline)) inline int pop_call(int region, const spi_reading *now,
-                                                          bool full, int clock) {
-    if (__builtin_expect(spi_calls_gated() | spi_ghost_open, 0) &&
+                                                          bool full, int clock, bool gate_asked) {
+    /* gate_asked: the caller already asked (end_inline, before its clock
+     * read) and went on, so the answer is no: it changes only when this
+     * thread begins or ends a call */
+    if (!gate_asked && __builtin_expect(spi_calls_gated() | spi_ghost_open, 0) &&
         spi_gate_end(region, (size_t)(spi_tls.top - spi_tls.stack_base), spi_tls.generation))
         return SP_OK; /* a ghost (begun while paused) or an excluded handle */
     spi_frame *top = spi_tls.top;
@@ -269,12 +272,13 @@ static __attribute__((always_inline)) inline int pop_call(int region, const spi_
 }
 
 static __attribute__((noinline)) int pop_call_full(int region, const spi_reading *now) {
-    return pop_call(region, now, true, SPI_PATH_GENERAL);
+    return pop_call(region, now, true, SPI_PATH_GENERAL, false);
 }
 
 /* An end on the out-of-line paths. */
 static inline int end_call(int region, const spi_reading *now) {
-    return spi_tls.full ? pop_call_full(region, now) : pop_call(region, now, false, SPI_PATH_GENERAL);
+    return spi_tls.full ? pop_call_full(region, now)
+                         : pop_call(region, now, false, SPI_PATH_GENERAL, false);
 }
 
 /* Handle of a name through the thread's cache; registers on a miss. */
@@ -360,33 +364,74 @@ static inline int handle_of_cstr(spi_thread *t, const char *name, int *status) {
     return handle;
 }
 
-/* Whether `len` bytes at a and b are equal: inline, 8 bytes at a time
- * (both hold at least len bytes), because a by-name call compares its name
- * every time and a call into libc's memcmp costs more than the compare of
- * a name this short (bench/side_by_side: Fortran by name). */
-static inline bool same_bytes(const char *a, const char *b, size_t len) {
-    for (; len >= 8; a += 8, b += 8, len -= 8) {
-        uint64_t x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        if (x != y) return false;
+/* Whether `len` bytes at a and b are equal: inline, because a by-name
+ * call compares its name every time and a call into libc's memcmp costs
+ * more than the compare of a name this short (bench/side_by_side: Fortran
+ * by name). Words of 8 bytes, then the last (overlapping) word, or two
+ * overlapping halves of a short name, so a name of any length up to 16
+ * costs at most two compares and no loop over its bytes. Reads only the
+ * `len` bytes each side holds. */
+static inline uint64_t load_bytes(const char *p, size_t n) {
+    if (n == 8) {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
     }
-    for (; len; a++, b++, len--)
-        if (*a != *b) return false;
-    return true;
+    if (n == 4) {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+
+static inline bool same_bytes(const char *a, const char *b, size_t len) {
+    if (len >= 8) {
+        for (size_t i = 0; i + 8 < len; i += 8)
+            if (load_bytes(a + i, 8) != load_bytes(b + i, 8)) return false;
+        return load_bytes(a + len - 8, 8) == load_bytes(b + len - 8, 8);
+    }
+    if (len >= 4)
+        return load_bytes(a, 4) == load_bytes(b, 4) &&
+               load_bytes(a + len - 4, 4) == load_bytes(b + len - 4, 4);
+    if (len >= 2)
+        return load_bytes(a, 2) == load_bytes(b, 2) &&
+               load_bytes(a + len - 2, 2) == load_bytes(b + len - 2, 2);
+    return len == 0 || *a == *b;
+}
+
+/* The handle the thread's pointer-keyed slot holds for (name, len), or -1
+ * when the slot is another name's or the bytes at `name` changed since (a
+ * buffer reused for another name, a Fortran character variable assigned
+ * a new value): the caller then looks the name up. Only the slot's own
+ * fields are read: a slot that was never filled has no pointer and length
+ * 0, which no name the caller passes has. */
+static __attribute__((always_inline)) inline int recent_handle(spi_thread *t, const char *name,
+                                                               size_t len) {
+    const struct spi_recent_name *slot = recent_slot(t, name);
+    if (slot->pointer == name && slot->len == len && same_bytes(slot->text, name, len))
+        return slot->handle;
+    return -1;
+}
+
+/* A sized name the slot did not know: the hashed cache (registering the
+ * name when new), and the slot remembers it. */
+static __attribute__((noinline)) int sized_name_miss(spi_thread *t, const char *name, size_t len,
+                                                     int *status) {
+    int handle = cached_handle(t, name, len, status);
+    if (handle >= 0) {
+        const spi_region_name *entry = spi_registry_get(handle);
+        *recent_slot(t, name) = (struct spi_recent_name){name, entry->text, entry->len, handle};
+    }
+    return handle;
 }
 
 /* Handle of a sized name (no NUL), with the same two levels. */
 static inline int handle_of_sized(spi_thread *t, const char *name, size_t len, int *status) {
-    struct spi_recent_name *slot = recent_slot(t, name);
-    if (slot->pointer == name && slot->len == len && same_bytes(slot->text, name, len))
-        return slot->handle;
-    int handle = cached_handle(t, name, len, status);
-    if (handle >= 0) {
-        const spi_region_name *entry = spi_registry_get(handle);
-        *slot = (struct spi_recent_name){name, entry->text, entry->len, handle};
-    }
-    return handle;
+    int handle = recent_handle(t, name, len);
+    return handle >= 0 ? handle : sized_name_miss(t, name, len, status);
 }
 
 static int invalid_name(void) {
@@ -478,7 +523,10 @@ SP_API int sp_region_end(const char *name) {
     return finish(status);
 }
 
-SP_API int sp_region_begin_n(const char *name, size_t name_len) {
+/* sp_region_begin_n and sp_region_end_n when the thread's path is not an
+ * inline one (not recording, busy, hooks, OpenMP) or the name is invalid:
+ * every check in turn. The inline ones are below, after aggregate mode's. */
+static __attribute__((noinline)) int begin_sized_general(const char *name, size_t name_len) {
     if (!name || name_len == 0) return invalid_name();
     if (__builtin_expect(name_len > NAME_LEN_LIMIT, 0)) return finish(refuse_long_name(name_len));
     spi_thread *t = spi_thread_current();
@@ -492,7 +540,7 @@ SP_API int sp_region_begin_n(const char *name, size_t name_len) {
     return finish(status);
 }
 
-SP_API int sp_region_end_n(const char *name, size_t name_len) {
+static __attribute__((noinline)) int end_sized_general(const char *name, size_t name_len) {
     if (!name || name_len == 0) return invalid_name();
     if (__builtin_expect(name_len > NAME_LEN_LIMIT, 0)) return finish(refuse_long_name(name_len));
     spi_thread *t = spi_thread_current();
@@ -659,32 +707,158 @@ static __attribute__((always_inline)) inline void end_inline(int region, int clo
     atomic_signal_fence(memory_order_seq_cst);
     reread_if_interrupted(&now, sequence, clock);
     int status = aggregate_path(clock) ? pop_aggregate(region, &now, clock)
-                                       : pop_call(region, &now, false, clock);
+                                       : pop_call(region, &now, false, clock, true);
     leave(clock);
     if (__builtin_expect(status != SP_OK, 0)) spi_status_remember(status);
 }
 
+/* One function per inline path, so that sp_begin and sp_end dispatch
+ * with a tail call and each path saves only the registers it uses (with
+ * the four bodies in one function, every path paid for the
+ * CLOCK_MONOTONIC end's timespec and the aggregate end's registers). */
+#define INLINE_PATHS(X)                                                        \
+    X(monotonic, SPI_PATH_MONOTONIC)                                           \
+    X(tsc, SPI_PATH_TSC)                                                       \
+    X(aggregate_tsc, SPI_PATH_AGGREGATE_TSC)                                   \
+    X(aggregate_monotonic, SPI_PATH_AGGREGATE_MONOTONIC)
+#define DEFINE_HANDLE_PATH(suffix, clock)                                      \
+    static __attribute__((noinline)) void begin_##suffix(int region) {         \
+        begin_inline(region, clock);                                           \
+    }                                                                          \
+    static __attribute__((noinline)) void end_##suffix(int region) { end_inline(region, clock); }
+INLINE_PATHS(DEFINE_HANDLE_PATH)
+#undef DEFINE_HANDLE_PATH
+
 SP_API void sp_begin(int region) {
     int path = spi_hot_path();
     if (__builtin_expect((unsigned)region < spi_tls.known_regions, 1)) {
-        if (__builtin_expect(path == SPI_PATH_MONOTONIC, 1)) return begin_inline(region, SPI_PATH_MONOTONIC);
-        if (path == SPI_PATH_TSC) return begin_inline(region, SPI_PATH_TSC);
-        if (path == SPI_PATH_AGGREGATE_TSC)
-            return begin_inline(region, SPI_PATH_AGGREGATE_TSC);
-        if (path == SPI_PATH_AGGREGATE_MONOTONIC)
-            return begin_inline(region, SPI_PATH_AGGREGATE_MONOTONIC);
+#define DISPATCH(suffix, clock) \
+        if (path == clock) return begin_##suffix(region);
+        INLINE_PATHS(DISPATCH)
+#undef DISPATCH
     }
     begin_general(region);
 }
 
 SP_API void sp_end(int region) {
     int path = spi_hot_path();
-    if (__builtin_expect(path == SPI_PATH_MONOTONIC, 1)) return end_inline(region, SPI_PATH_MONOTONIC);
-    if (path == SPI_PATH_TSC) return end_inline(region, SPI_PATH_TSC);
-    if (path == SPI_PATH_AGGREGATE_TSC) return end_inline(region, SPI_PATH_AGGREGATE_TSC);
-    if (path == SPI_PATH_AGGREGATE_MONOTONIC)
-        return end_inline(region, SPI_PATH_AGGREGATE_MONOTONIC);
+#define DISPATCH(suffix, clock) \
+    if (path == clock) return end_##suffix(region);
+    INLINE_PATHS(DISPATCH)
+#undef DISPATCH
     end_general(region);
+}
+
+/* ---- by a sized name, inline ---------------------------------------------
+ * sp_region_begin_n / sp_region_end_n (the Fortran module's by-name calls)
+ * on a thread whose path is an inline one: the handle from the thread's pointer-keyed slot (one
+ * pointer, one length and one name compare: a literal, or a character
+ * variable whose value did not change, hits), then the very body sp_begin
+ * and sp_end run for a handle. The slot is read while the thread is busy,
+ * as every lookup is (a signal handler's by-name call may fill slots). A
+ * name the slot does not hold takes the hashed cache, out of line. Each
+ * path is a function of its own, so the dispatch in the public functions
+ * is a tail call and no path pays for another's registers. */
+
+/* A begin whose name missed the slot: looked up, then begun as the
+ * out-of-line begin does (aggregate mode's full push finds the path). */
+static __attribute__((noinline)) int begin_sized_miss(spi_thread *t, const char *name, size_t len) {
+    int status = SP_OK;
+    int handle = sized_name_miss(t, name, len, &status);
+    return handle >= 0 ? begin_call(handle) : status;
+}
+
+/* (The reading by value: its address taken would keep the inline path's
+ * reading in memory.) */
+static __attribute__((noinline)) int end_sized_miss(spi_thread *t, const char *name, size_t len,
+                                                    spi_reading now) {
+    int status = SP_OK;
+    int handle = sized_name_miss(t, name, len, &status);
+    return handle >= 0 ? end_call(handle, &now) : status;
+}
+
+static __attribute__((always_inline)) inline int begin_sized_inline(const char *name, size_t len,
+                                                                    int clock) {
+    spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
+    atomic_signal_fence(memory_order_seq_cst);
+    int handle = recent_handle(spi_tls.thread, name, len);
+    int status;
+    if (__builtin_expect(handle >= 0, 1))
+        status = aggregate_path(clock) ? push_aggregate(handle, clock)
+                                       : push_call(handle, false, clock);
+    else
+        status = begin_sized_miss(spi_tls.thread, name, len);
+    leave(clock);
+    return finish(status);
+}
+
+/* Aggregate mode's pop with end_inline's gate (pop_call asks it itself). */
+static __attribute__((always_inline)) inline int pop_aggregate_gated(int region,
+                                                                     const spi_reading *now,
+                                                                     int clock) {
+    if (__builtin_expect(spi_calls_gated() | spi_ghost_open, 0) &&
+        spi_gate_end(region, (size_t)(spi_tls.top - spi_tls.stack_base), spi_tls.generation))
+        return SP_OK;
+    return pop_aggregate(region, now, clock);
+}
+
+/* The end's time first, as every end reads it: the lookup is not the
+ * user's time. */
+static __attribute__((always_inline)) inline int end_sized_inline(const char *name, size_t len,
+                                                                  int clock) {
+    spi_reading now;
+    int64_t sequence = sequence_before_end();
+    read_end(&now, clock);
+    spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
+    atomic_signal_fence(memory_order_seq_cst);
+    reread_if_interrupted(&now, sequence, clock);
+    int handle = recent_handle(spi_tls.thread, name, len);
+    int status;
+    if (__builtin_expect(handle >= 0, 1))
+        status = aggregate_path(clock) ? pop_aggregate_gated(handle, &now, clock)
+                                       : pop_call(handle, &now, false, clock, false);
+    else
+        status = end_sized_miss(spi_tls.thread, name, len, now);
+    leave(clock);
+    return finish(status);
+}
+
+#define DEFINE_SIZED_PATH(suffix, clock)                                       \
+    static __attribute__((noinline)) int begin_sized_##suffix(const char *name, size_t len) { \
+        return begin_sized_inline(name, len, clock);                           \
+    }                                                                          \
+    static __attribute__((noinline)) int end_sized_##suffix(const char *name, size_t len) { \
+        return end_sized_inline(name, len, clock);                             \
+    }
+INLINE_PATHS(DEFINE_SIZED_PATH)
+#undef DEFINE_SIZED_PATH
+
+/* A name the inline paths may take: not NULL, 1 to NAME_LEN_LIMIT bytes
+ * (one unsigned compare for both bounds). */
+static inline bool sized_name_valid(const char *name, size_t len) {
+    return name != NULL && len - 1 < NAME_LEN_LIMIT;
+}
+
+SP_API int sp_region_begin_n(const char *name, size_t name_len) {
+    int path = spi_hot_path();
+    if (__builtin_expect(sized_name_valid(name, name_len), 1)) {
+#define DISPATCH_BEGIN(suffix, clock) \
+        if (path == clock) return begin_sized_##suffix(name, name_len);
+        INLINE_PATHS(DISPATCH_BEGIN)
+#undef DISPATCH_BEGIN
+    }
+    return begin_sized_general(name, name_len);
+}
+
+SP_API int sp_region_end_n(const char *name, size_t name_len) {
+    int path = spi_hot_path();
+    if (__builtin_expect(sized_name_valid(name, name_len), 1)) {
+#define DISPATCH_END(suffix, clock) \
+        if (path == clock) return end_sized_##suffix(name, name_len);
+        INLINE_PATHS(DISPATCH_END)
+#undef DISPATCH_END
+    }
+    return end_sized_general(name, name_len);
 }
 
 SP_API int sp_region_n(const char *name, size_t name_len) {
