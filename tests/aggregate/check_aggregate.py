@@ -41,12 +41,14 @@ import shutil
 import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:
-    print(f"SKIP: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import mpi_job  # noqa: E402
+import needs  # noqa: E402
+import outputs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
 
 PLAN = {"setup": 1, "timestep": 6, "assemble": 10, "solve": 6, "fib": 90, "io.write": 2,
         "worker.task": 4, "rank.work": 1}
@@ -67,15 +69,8 @@ ap.add_argument("--workdir", required=True)
 ap.add_argument("--mpiexec", default="")
 ap.add_argument("--mpi-program", default="")
 args = ap.parse_args()
-shutil.rmtree(args.workdir, ignore_errors=True)
-os.makedirs(args.workdir)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
+outputs.fresh_workdir(args.workdir)
+check = checks.Checks("aggregate")
 
 
 def run(cmd, env_extra=None):
@@ -281,11 +276,8 @@ def case_mpi():
         print("SKIP: no MPI build")
         sys.exit(77)
     out = os.path.join(args.workdir, "job.h5")
-    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1",
-           "OMPI_MCA_btl_vader_single_copy_mechanism": "none",
-           "OMPI_MCA_rmaps_base_oversubscribe": "1"}
-    env["ASAN_OPTIONS"] = (os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
-    p = run([args.mpiexec, "--oversubscribe", "-np", "2", args.mpi_program, out, "aggregate"], env)
+    env = dict(mpi_job.OPEN_MPI_ENV, ASAN_OPTIONS=mpi_job.job_env()["ASAN_OPTIONS"])
+    p = run(mpi_job.launch(args.mpiexec, 2, (), [args.mpi_program, out, "aggregate"]), env)
     print(p.stdout, p.stderr)
     check(p.returncode == 0, f"mpirun exit {p.returncode}")
     check(sorted(os.listdir(args.workdir)) == ["job.h5"], f"one file: {os.listdir(args.workdir)}")
@@ -394,5 +386,4 @@ def case_merge_aggregates():
  "compare": case_compare, "layout": case_layout, "finalize": case_finalize,
  "damaged": case_damaged, "no_extension": case_no_extension, "open": case_open,
  "mpi": case_mpi}[args.case]()
-print("FAILED" if failures else "ok")
-sys.exit(1 if failures else 0)
+check.finish()

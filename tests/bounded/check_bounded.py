@@ -18,25 +18,21 @@ Cases:
 import hashlib
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
 import h5py
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import outputs  # noqa: E402
+import small_fs  # noqa: E402
+
 case, app, scope_check, workdir = sys.argv[1:5]
-shutil.rmtree(workdir, ignore_errors=True)
-os.makedirs(workdir)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+outputs.fresh_workdir(workdir)
+check = checks.Checks(f"bounded {case}")
 
 
 def run(path, calls, threads, **env):
@@ -122,16 +118,7 @@ elif case == "killed":
         for n in rest:
             os.unlink(os.path.join(workdir, n))
 elif case == "disk_full":
-    if os.geteuid() != 0:
-        print("SKIP: mounting a small file system needs root")
-        sys.exit(77)
-    mnt = tempfile.mkdtemp(dir=workdir)
-    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", mnt],
-                       capture_output=True, text=True)
-    if m.returncode != 0:
-        print(f"SKIP: cannot mount a tmpfs here: {m.stderr.strip()}")
-        sys.exit(77)
-    try:
+    with small_fs.small_tmpfs("2m", parent=workdir) as mnt:
         out = os.path.join(mnt, "full.h5")
         status, p = run(out, 200000, 1, SCOPE_PROFILER_BUFFER_LIMIT="256K")
         check(p.stderr.count("cannot write the spill file") == 1,
@@ -146,8 +133,6 @@ elif case == "disk_full":
         else:
             check(status == 8, f"no file and status {status}, want SP_ERR_OUTPUT (8)")
         check(leftovers(mnt, {"full.h5"}) == [], f"left behind: {leftovers(mnt, {'full.h5'})}")
-    finally:
-        subprocess.run(["umount", mnt])
 else:
     sys.exit(f"unknown case {case}")
-sys.exit(1 if failures else 0)
+check.finish()

@@ -22,12 +22,12 @@ import shutil
 import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError:
-    print("h5py/numpy not available: skipped")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--check", required=True)
@@ -35,13 +35,8 @@ ap.add_argument("--make", required=True)
 ap.add_argument("--data", required=True)
 ap.add_argument("case")
 opts = ap.parse_args()
-failures = []
-
-
-def expect(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+check = checks.Checks("scope-check rules")
+expect = check
 
 
 def run(*args, rc=None, env=None):
@@ -192,7 +187,7 @@ def case_fresh():
         p = c.parent[j]
         expect(int(c.pid[j]) == (int(c.cid[p]) if p >= 0 else -1),
                f"call {c.cid[j]}: stored parent {c.pid[j]}, lane rule {p}")
-        if failures:
+        if check.failures:
             break
 
 
@@ -376,6 +371,6 @@ CASES = {name[5:]: fn for name, fn in globals().items() if name.startswith("case
 if opts.case not in CASES:
     sys.exit(f"unknown case {opts.case}; cases: {sorted(CASES)}")
 CASES[opts.case]()
-if failures:
+if check.failures:
     sys.exit(1)
 print(f"{opts.case}: ok")

@@ -10,20 +10,19 @@ every duration must be >= 0. Exit 77 when the TSC cannot be the clock here
 (the metadata then says "monotonic").
 """
 import os
-import shutil
 import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:
-    print(f"SKIP: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import needs  # noqa: E402
+import outputs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
+import h5_calls  # noqa: E402  (after the skip: it needs h5py)
 
 program, workdir, clock, seconds = sys.argv[1:5]
-shutil.rmtree(workdir, ignore_errors=True)
-os.makedirs(workdir)
+outputs.fresh_workdir(workdir)
 out, side = os.path.join(workdir, "run.h5"), os.path.join(workdir, "side.txt")
 env = dict(os.environ, SCOPE_PROFILER_CLOCK=clock, SCOPE_PROFILER_QUIET="1")
 env.pop("SCOPE_PROFILER_MODE", None)
@@ -42,9 +41,8 @@ with h5py.File(out, "r") as f:
     used = f["metadata"].attrs.get("clock")
     used = used.decode() if isinstance(used, bytes) else used
     if used != clock:
-        print(f"SKIP: asked for the {clock} clock, the run used {used}")
-        sys.exit(77)
-    names = [n.decode() if isinstance(n, bytes) else n for n in f["region_table/names"][:]]
+        needs.skip(f"asked for the {clock} clock, the run used {used}")
+    names = h5_calls.region_names(f)
     idx = f["rank_region_index"]
     deltas, durations = f["events/start_deltas"][:], f["events/durations"][:]
     worst = 0

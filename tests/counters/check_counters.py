@@ -14,14 +14,10 @@ import sys
 import h5py
 import numpy as np
 
-failures = 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
 
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
+check = checks.Checks("counters")
 
 
 def run(binary, case, workdir):
@@ -118,7 +114,7 @@ def main():
             check_perf(os.path.join(d, "perf_software.h5"))
     print("h5py: LIKWID (fake back end) checked; perf_events",
           "SKIPPED (not permitted here)" if skipped else "checked")
-    if failures:
+    if check.failures:
         return 1
     return 77 if skipped else 0
 

@@ -17,22 +17,15 @@ import shutil
 import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:
-    print(f"SKIP: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
 
 case, test_counters, inspect, workdir = sys.argv[1:5]
-failures = 0
-
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
+check = checks.Checks(f"LIKWID {case}")
 
 
 def run(cmd):
@@ -174,5 +167,4 @@ elif case == "damaged":
 else:
     print(f"unknown case {case}")
     sys.exit(2)
-print(f"LIKWID {case}: {'FAILED' if failures else 'ok'}")
-sys.exit(1 if failures else 0)
+check.finish()

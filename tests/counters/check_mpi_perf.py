@@ -7,7 +7,6 @@ PROGRAM is "NO_MPI" when the build has no MPI: exit 77. Exit 77 too when
 perf events are not permitted here (mpi_perf prints "SKIP: ...").
 """
 import os
-import shutil
 import subprocess
 import sys
 
@@ -16,41 +15,26 @@ inspect = sys.argv[5] if len(sys.argv) > 5 else None
 if program == "NO_MPI" or not mpiexec or mpiexec.endswith("NOTFOUND"):
     print("SKIP: this build has no MPI")
     sys.exit(77)
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:
-    print(f"SKIP: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import mpi_job  # noqa: E402
+import needs  # noqa: E402
+import outputs  # noqa: E402
 
-failures = 0
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
 
-
-def check(cond, what):
-    global failures
-    if not cond:
-        failures += 1
-        print("FAIL:", what)
-
-
-shutil.rmtree(workdir, ignore_errors=True)
-os.makedirs(workdir)
+check = checks.Checks("MPI perf events")
+outputs.fresh_workdir(workdir)
 out = os.path.join(workdir, "mpi_perf.h5")
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_btl_vader_single_copy_mechanism="none")
-# Open MPI keeps allocations from MPI_Init alive past exit by design; under
-# AddressSanitizer those would fail the run as leaks that are not ours.
-env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
-cmd = [mpiexec, "--oversubscribe", "-np", "2", program, out]
-run = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=150)
-sys.stdout.write(run.stdout)
-sys.stderr.write(run.stderr)
+env = mpi_job.job_env()
+run = mpi_job.run(mpi_job.launch(mpiexec, 2, (), [program, out]), workdir, env)
 if "SKIP:" in run.stdout:
-    sys.exit(77)
+    sys.exit(needs.SKIP)
 check(run.returncode == 0, f"mpirun exit code {run.returncode}")
 check(os.path.exists(out), "the job's file exists")
-if failures:
-    sys.exit(1)
+if check.failures:
+    check.finish()
 
 EVENTS = ["task-clock", "page-faults"]
 with h5py.File(out, "r") as f:
@@ -103,4 +87,4 @@ if inspect:
               f"perf events, rank {other}" not in txt.stdout,
               f"text tables show rank {chosen} only")
 print("MPI perf events: rank0 and rank1 checked with h5py and our reader")
-sys.exit(1 if failures else 0)
+check.finish()

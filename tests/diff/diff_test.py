@@ -16,22 +16,21 @@ import sys
 
 case, tool, make_run, data = sys.argv[1:5]
 arg = sys.argv[5] if len(sys.argv) > 5 else None
-failures = []
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:  # pragma: no cover
-    print(f"skip: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
+import h5_calls  # noqa: E402  (after the skip: it needs h5py)
 
 METRICS = ["total", "avg", "p50", "p95", "p99", "calls", "exclusive"]
 T_LIMIT = 2.0
 
 
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
+check = checks.Checks("scope-diff")
+fail = check.fail
 
 
 def run(*args, expect=0):
@@ -60,19 +59,8 @@ def fixture(name):
 def read_profile(path):
     """{name: {"d": pooled durations (ns), "excl": exclusive ns or None}},
     and the session: the longest rank's span from first start to last end."""
-    with h5py.File(path, "r") as h5:
-        names = [n.decode() if isinstance(n, bytes) else str(n) for n in h5["region_table/names"][:]]
-        idx = h5["rank_region_index"]
-        ev = h5["events"]
-        deltas, durs = ev["start_deltas"][:], ev["durations"][:]
-        cids = ev["call_ids"][:] if "call_ids" in ev else None
-        pids = ev["parent_ids"][:] if "parent_ids" in ev else None
-        rows = []
-        for region, rank, off, cnt in zip(idx["region_ids"][:], idx["ranks"][:],
-                                          idx["event_offsets"][:], idx["event_counts"][:]):
-            sl = slice(int(off), int(off + cnt))
-            rows.append((names[region], int(rank), np.cumsum(deltas[sl]), durs[sl].astype(np.int64),
-                         None if cids is None else cids[sl], None if pids is None else pids[sl]))
+    rows = h5_calls.read_rows(path)
+    with_ids = all(r[4] is not None and r[5] is not None for r in rows)
     out, spans = {}, {}
     excl = {}
     for name, rank, starts, d, c, p in rows:
@@ -83,23 +71,12 @@ def read_profile(path):
             s_lo, s_hi = int(starts.min()), int((starts + d).max())
             spans[rank] = (s_lo if lo is None else min(lo, s_lo), s_hi if hi is None else max(hi, s_hi))
     # exclusive = own duration minus the direct children's, from the stored ids
-    if cids is not None and pids is not None:
-        for rank in {r[1] for r in rows}:
-            dur_of, parent_of, name_of = {}, {}, {}
-            for name, rk, _, d, c, p in rows:
-                if rk != rank:
-                    continue
-                for cid, pid, dd in zip(c, p, d):
-                    dur_of[int(cid)], parent_of[int(cid)], name_of[int(cid)] = int(dd), int(pid), name
-            own = dict(dur_of)
-            for cid, pid in parent_of.items():
-                if pid >= 0 and pid in own:
-                    own[pid] -= dur_of[cid]
-            for cid, value in own.items():
-                excl[name_of[cid]] = excl.get(name_of[cid], 0) + value
+    if with_ids:
+        for (name, _), value in h5_calls.exclusive_ns(rows).items():
+            excl[name] = excl.get(name, 0) + value
     for name, entry in out.items():
         entry["d"] = np.concatenate(entry["d"]) if entry["d"] else np.array([], dtype=np.int64)
-        entry["excl"] = excl.get(name, 0) if cids is not None else None
+        entry["excl"] = excl.get(name, 0) if with_ids else None
     session = max(hi - lo for lo, hi in spans.values()) if spans else None
     return out, session
 
@@ -547,5 +524,4 @@ CASES = {"names": case_names, "self": case_self, "regression": case_regression, 
          "unavailable": case_unavailable, "sort": case_sort, "text": case_text,
          "error": case_error, "usage": case_usage}
 CASES[case]()
-print("FAILED" if failures else "ok", f"({len(failures)} failure(s))")
-sys.exit(1 if failures else 0)
+check.finish()

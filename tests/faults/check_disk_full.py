@@ -14,21 +14,14 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import small_fs  # noqa: E402
 
 test_faults, merge, data, workdir, export = sys.argv[1:6]
-if os.geteuid() != 0:
-    print("SKIP: mounting a small file system needs root")
-    sys.exit(77)
 os.makedirs(workdir, exist_ok=True)
-mnt = tempfile.mkdtemp(dir=workdir)
-mount = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", mnt],
-                       capture_output=True, text=True)
-if mount.returncode != 0:
-    print(f"SKIP: cannot mount a tmpfs here: {mount.stderr.strip()}")
-    sys.exit(77)
 failures = 0
-try:
+with small_fs.small_tmpfs("256k", parent=workdir) as mnt:
     env = dict(os.environ, SP_TEST_FULL_DIR=mnt)
     p = subprocess.run([test_faults, "disk_full", os.path.join(workdir, "cases")], env=env,
                        capture_output=True, text=True, timeout=120)
@@ -72,7 +65,5 @@ try:
             or os.path.exists(out):
         print(f"FAIL: scope-export into a full disk: exit {p.returncode}, temporaries {temps}")
         failures += 1
-finally:
-    subprocess.run(["umount", mnt])
-    shutil.rmtree(mnt, ignore_errors=True)
+shutil.rmtree(mnt, ignore_errors=True)
 sys.exit(1 if failures else 0)

@@ -21,12 +21,8 @@ import numpy as np
 
 I64_MAX = 2**63 - 1
 I64_MIN = -(2**63)
-STR = h5py.string_dtype("utf-8")
-
-STATS = np.dtype([(n, t) for n, t in [
-    ("total", "<i8"), ("minimum", "<i8"), ("maximum", "<i8"), ("first", "<i8"),
-    ("last", "<i8"), ("start_minimum", "<i8"), ("end_maximum", "<i8"),
-    ("gpu_count", "<u8"), ("gpu_total", "<i8"), ("mean", "<f8"), ("m2", "<f8")]])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from h5_schema import STATS, STR  # noqa: E402,F401
 
 
 def stats_of(starts, durations):

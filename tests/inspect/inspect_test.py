@@ -15,14 +15,14 @@ import sys
 
 case, tool, data = sys.argv[1:4]
 arg = sys.argv[4] if len(sys.argv) > 4 else None
-failures = []
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:  # pragma: no cover
-    print(f"skip: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
+import h5_calls  # noqa: E402  (after the skip: it needs h5py)
 
 FLOAT_KEYS = ["total_duration", "inclusive_duration", "exclusive_duration", "average_duration",
               "min_duration", "max_duration", "first_duration", "last_duration", "std_duration",
@@ -33,9 +33,8 @@ NS_KEYS = {"total_duration", "inclusive_duration", "exclusive_duration", "min_du
            "max_duration", "first_duration", "last_duration"}
 
 
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
+check = checks.Checks("scope-inspect")
+fail = check.fail
 
 
 def run(*args, expect=0):
@@ -139,45 +138,11 @@ def case_json():
 
 # ---- independent numpy computation -----------------------------------------
 
-def read_rows(path):
-    """(name, rank, starts, durations, call_ids, parent_ids) per index row."""
-    out = []
-    with h5py.File(path) as h5:
-        names = [n.decode() if isinstance(n, bytes) else str(n) for n in h5["region_table/names"][:]]
-        idx = h5["rank_region_index"]
-        ev = h5["events"]
-        deltas = ev["start_deltas"][:]
-        durs = ev["durations"][:]
-        cids = ev["call_ids"][:] if "call_ids" in ev else None
-        pids = ev["parent_ids"][:] if "parent_ids" in ev else None
-        for i, (region, rank, off, cnt) in enumerate(zip(idx["region_ids"][:], idx["ranks"][:],
-                                                         idx["event_offsets"][:], idx["event_counts"][:])):
-            sl = slice(int(off), int(off + cnt))
-            out.append((names[region], int(rank), np.cumsum(deltas[sl]), durs[sl],
-                        None if cids is None else cids[sl], None if pids is None else pids[sl]))
-    return out
-
-
 def case_numpy():
     path = fixture(arg)
-    rows = read_rows(path)
+    rows = h5_calls.read_rows(path)
     # exclusive per (name, rank) from the stored parent ids
-    excl = {}
-    for rank in {r[1] for r in rows}:
-        dur_of, parent_of, name_of = {}, {}, {}
-        for name, rk, _, d, c, p in rows:
-            if rk != rank:
-                continue
-            for cid, pid, dd in zip(c, p, d):
-                dur_of[int(cid)] = int(dd)
-                parent_of[int(cid)] = int(pid)
-                name_of[int(cid)] = name
-        own = dict(dur_of)
-        for cid, pid in parent_of.items():
-            if pid >= 0 and pid in own:
-                own[pid] -= dur_of[cid]
-        for cid, value in own.items():
-            excl[(name_of[cid], rank)] = excl.get((name_of[cid], rank), 0) + value
+    excl = h5_calls.exclusive_ns(rows)
     got = inspect_json(path)
     if got is None:
         return
@@ -578,5 +543,4 @@ CASES = {"json": case_json, "numpy": case_numpy, "containment": case_containment
          "filter": case_filter, "error": case_error,
          "usage": case_usage}
 CASES[case]()
-print("FAILED" if failures else "ok", f"({len(failures)} failure(s))")
-sys.exit(1 if failures else 0)
+check.finish()

@@ -24,16 +24,14 @@ ranks (count, total_ns, exclusive_ns, p50/p95/p99 over the durations), so
 a test can check a tool's table against it without trusting the tool.
 """
 import json
+import os
 import sys
 
 import h5py
 import numpy as np
 
-STR = h5py.string_dtype("utf-8")
-STATS = np.dtype([(n, t) for n, t in [
-    ("total", "<i8"), ("minimum", "<i8"), ("maximum", "<i8"), ("first", "<i8"),
-    ("last", "<i8"), ("start_minimum", "<i8"), ("end_maximum", "<i8"),
-    ("gpu_count", "<u8"), ("gpu_total", "<i8"), ("mean", "<f8"), ("m2", "<f8")]])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from h5_schema import STATS, STR  # noqa: E402,F401
 NAMES = ["main", "step", "compute", "kernel", "mark", "recurse", "exchange"]
 # Per iteration, in begin order: (region, index of the parent within the
 # iteration, -1 = the thread's main). Paths name the collapsed tree path.

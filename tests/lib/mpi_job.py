@@ -1,7 +1,7 @@
 """mpi_job.py: what the Python checks of MPI programs share: the
 environment Open MPI needs in a container run as root, the launch line
 (with the sanitizer runtime first in a preload list), running the job with
-a time limit, and a list of failed checks.
+a time limit (checks.py keeps the list of failed checks).
 
 Imported by the check scripts after `sys.path.insert(0, <tests/lib>)`."""
 import os
@@ -62,20 +62,3 @@ def run(cmd, workdir, env, timeout=150, what="the job"):
     print(done.stderr, file=sys.stderr)
     return done
 
-
-class Checks:
-    """Collects failed checks; finish() prints the verdict and exits."""
-
-    def __init__(self, name):
-        self.name = name
-        self.failures = []
-
-    def __call__(self, cond, what):
-        if not cond:
-            self.failures.append(what)
-            print(f"FAIL: {what}")
-
-    def finish(self):
-        print(f"{len(self.failures)} failed" if self.failures
-              else f"{self.name}: all checks passed")
-        sys.exit(1 if self.failures else 0)

@@ -9,17 +9,17 @@ first-seen order by rank, metadata mpi_size/num_nodes/total_cores.
 """
 import argparse
 import os
-import shutil
-import socket
 import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:
-    print(f"skipped: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import mpi_job  # noqa: E402
+import needs  # noqa: E402
+import outputs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mpiexec", required=True)
@@ -30,26 +30,12 @@ ap.add_argument("--workdir", required=True)
 ap.add_argument("--reader", required=True, help="read_back: the file through our reader")
 args = ap.parse_args()
 
-shutil.rmtree(args.workdir, ignore_errors=True)
-os.makedirs(args.workdir)
+outputs.fresh_workdir(args.workdir)
 out = os.path.join(args.workdir, "job.h5")
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1")
-env.pop("SCOPE_PROFILER_QUIET", None)
-# Open MPI keeps allocations from MPI_Init alive past exit by design; under
-# AddressSanitizer those would fail the run as leaks that are not ours.
-env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
-cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.ranks), args.program, out, args.mode]
-run = subprocess.run(cmd, cwd=args.workdir, env=env, capture_output=True, text=True, timeout=150)
-print(run.stdout)
-print(run.stderr, file=sys.stderr)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
+env = mpi_job.job_env(drop=("SCOPE_PROFILER_QUIET",))
+cmd = mpi_job.launch(args.mpiexec, args.ranks, (), [args.program, out, args.mode])
+run = mpi_job.run(cmd, args.workdir, env)
+check = checks.Checks("mpi")
 
 
 check(run.returncode == 0, f"mpirun exit code {run.returncode}")
@@ -57,8 +43,8 @@ reports = [l for l in run.stdout.splitlines() if l.startswith("scope-profiler: w
 check(len(reports) == 1, f"exactly one report (rank 0 only), got {len(reports)}")
 check(os.path.exists(out), "the job's file exists")
 check(sorted(os.listdir(args.workdir)) == ["job.h5"], f"no stray files: {os.listdir(args.workdir)}")
-if failures:
-    sys.exit(1)
+if check.failures:
+    check.finish()
 
 n = args.ranks
 expected = {}  # (rank, region) -> calls, in write order
@@ -126,5 +112,4 @@ for line in lines[1:]:
     ours[(int(rank), name)] = int(calls)
 check(ours == expected, f"our reader's rows {ours} == {expected}")
 
-print(f"{len(failures)} failed" if failures else "mpi: all checks passed")
-sys.exit(1 if failures else 0)
+check.finish()

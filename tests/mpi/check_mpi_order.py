@@ -8,31 +8,21 @@ late-finalize: MPI_Finalize before sp_finalize: four files order.rank<N>.h5,
 """
 import os
 import re
-import shutil
-import subprocess
 import sys
 
 import h5py
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import mpi_job  # noqa: E402
+import outputs  # noqa: E402
+
 mpiexec, program, workdir, case = sys.argv[1:5]
-shutil.rmtree(workdir, ignore_errors=True)
-os.makedirs(workdir)
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1",
-           SCOPE_PROFILER_SUMMARY="0")
-env.pop("SCOPE_PROFILER_QUIET", None)
-env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
+outputs.fresh_workdir(workdir)
+env = mpi_job.job_env(drop=("SCOPE_PROFILER_QUIET",), SCOPE_PROFILER_SUMMARY="0")
 out = os.path.join(workdir, "order.h5")
-run = subprocess.run([mpiexec, "--oversubscribe", "-np", "4", program, out, case], cwd=workdir,
-                     env=env, capture_output=True, text=True, timeout=150)
-print(run.stdout, run.stderr)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+run = mpi_job.run(mpi_job.launch(mpiexec, 4, (), [program, out, case]), workdir, env)
+check = checks.Checks(f"mpi order {case}")
 
 
 def steps(path, rank=None):
@@ -69,4 +59,4 @@ else:
         if os.path.exists(path):
             ranks, _, counts = steps(path)
             check(int(counts.sum()) == 1000 * (r + 1) + 1, f"{path}: {int(counts.sum())} calls")
-sys.exit(1 if failures else 0)
+check.finish()

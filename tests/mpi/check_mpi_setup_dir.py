@@ -8,44 +8,32 @@ names the path, nothing is written and no rank waits for a timeout; with
 only the other ranks' directories missing, rank 0 writes the one file and
 every rank succeeds."""
 import os
-import shutil
-import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import mpi_job  # noqa: E402
+import outputs  # noqa: E402
+
 mpiexec, program, workdir, ranks, case = sys.argv[1:6]
 ranks = int(ranks)
-shutil.rmtree(workdir, ignore_errors=True)
-os.makedirs(workdir)
+outputs.fresh_workdir(workdir)
 TIMEOUT = 30
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1",
-           SCOPE_PROFILER_MPI_TIMEOUT=str(TIMEOUT), SCOPE_PROFILER_SUMMARY="0")
-for var in ("SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_FILE", "SCOPE_PROFILER_DISABLE"):
-    env.pop(var, None)
-env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
-cmd = [mpiexec, "--oversubscribe", "-np", str(ranks)]
+env = mpi_job.job_env(drop=("SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_FILE", "SCOPE_PROFILER_DISABLE"),
+                      SCOPE_PROFILER_MPI_TIMEOUT=str(TIMEOUT), SCOPE_PROFILER_SUMMARY="0")
+forwarded = ()
 if case == "others_missing":
     # The other ranks' paths name no file, but a bounded trace keeps its
     # spill file beside its own path: unbounded here, no spill to report.
     env["SCOPE_PROFILER_BUFFER_LIMIT"] = "0"
-    cmd += ["-x", "SCOPE_PROFILER_BUFFER_LIMIT"]
-cmd += [program, workdir, case]
+    forwarded = ("SCOPE_PROFILER_BUFFER_LIMIT",)
+cmd = mpi_job.launch(mpiexec, ranks, forwarded, [program, workdir, case])
 start = time.monotonic()
-try:
-    run = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True, timeout=120)
-except subprocess.TimeoutExpired:
-    print("FAIL: the job hung")
-    sys.exit(1)
+run = mpi_job.run(cmd, workdir, env, timeout=120)
 elapsed = time.monotonic() - start
-print(run.stdout, run.stderr, f"elapsed {elapsed:.1f} s")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+print(f"elapsed {elapsed:.1f} s")
+check = checks.Checks(f"mpi setup dir {case}")
 
 
 check(run.returncode == 0, f"mpirun exit {run.returncode}")
@@ -75,4 +63,4 @@ else:
     check("wrote" not in run.stdout and "NO file" not in run.stdout,
           "no finalize report: no session ran")
     check(os.listdir(workdir) == [], f"nothing written: {os.listdir(workdir)}")
-sys.exit(1 if failures else 0)
+check.finish()

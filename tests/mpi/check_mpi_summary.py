@@ -20,6 +20,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
 import mpi_job  # noqa: E402
 
 ap = argparse.ArgumentParser()
@@ -38,7 +39,7 @@ env = mpi_job.job_env(drop=("SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_MODE"),
                       SCOPE_PROFILER_SUMMARY="1", SCOPE_PROFILER_MPI_WRITER="funnel")
 cmd = mpi_job.launch(args.mpiexec, args.ranks, (), [args.program, out, args.mode])
 run = mpi_job.run(cmd, args.workdir, env)
-check = mpi_job.Checks("mpi summary")
+check = checks.Checks("mpi summary")
 
 
 def table(text):

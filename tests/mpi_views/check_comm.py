@@ -23,6 +23,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
 from halo_job import expected_pairs, run_halo  # noqa: E402
 
 ITERATIONS, SENDRECV_ROUNDS, SENDRECV_BYTES, DUP_BYTES = 5, 3, 64, 7
@@ -43,13 +45,7 @@ out = run_halo(args.mpiexec, args.program, args.ranks, args.workdir)
 if out is None:
     sys.exit(1)
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
+check = checks.Checks("check_comm")
 
 
 n = args.ranks
@@ -111,7 +107,6 @@ if args.report:
     check(drawn == {k: v[:2] for k, v in expected.items()},
           f"heat map cells {sorted(drawn.items())}")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
+if check.failures:
+    check.finish()
 print(f"ok: {len(expected)} pairs, {total_messages} messages, {total_bytes} bytes, each once")

@@ -18,12 +18,13 @@ import shutil
 import subprocess
 import sys
 
-try:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import synthetic
-except ImportError as e:
-    print(f"SKIP: {e}")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+needs.h5py()
+import synthetic  # noqa: E402  (after the skip: it needs h5py)
 
 I64_MIN, I64_MAX = -(2**63), 2**63 - 1
 work, inspect, diff = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -46,13 +47,7 @@ rows = [
 ]
 synthetic.write(path, names, rows, mpi_size=2)
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
+check = checks.Checks("check_extremes")
 
 
 def run(*argv):
@@ -95,7 +90,6 @@ if export:
         missing = fmt == "otf2" and p.returncode == 3 and "no OTF2 support" in p.stderr
         check(p.returncode == 0 or missing, f"scope-export --format {fmt} exits 0 ({p.returncode})")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
+if check.failures:
+    check.finish()
 print("ok")

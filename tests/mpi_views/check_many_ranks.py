@@ -19,23 +19,18 @@ import shutil
 import subprocess
 import sys
 
-try:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import synthetic
-except ImportError as e:
-    print(f"SKIP: {e}")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+needs.h5py()
+import synthetic  # noqa: E402  (after the skip: it needs h5py)
 
 work, inspect, report = sys.argv[1:4]
 shutil.rmtree(work, ignore_errors=True)
 os.makedirs(work)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
+check = checks.Checks("check_many_ranks")
 
 
 def send(nbytes, peer):
@@ -84,7 +79,6 @@ p = subprocess.run([report, sparse, "-o", os.path.join(work, "sparse.html")], ca
                    text=True)
 check(p.returncode == 0, f"scope-report on ranks 0 and 2^32-1 exits 0 ({p.stderr.strip()})")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
+if check.failures:
+    check.finish()
 print("ok")

@@ -28,6 +28,8 @@ import sys
 from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
 from halo_job import expected_pairs, run_halo  # noqa: E402
 
 ap = argparse.ArgumentParser()
@@ -39,13 +41,7 @@ ap.add_argument("--otf2-print", dest="otf2_print", required=True)
 ap.add_argument("--workdir", required=True)
 args = ap.parse_args()
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
+check = checks.Checks("check_otf2")
 
 
 def export(path, where):
@@ -152,7 +148,6 @@ else:
     check(f"... [cut: {4 << 20} bytes]" in defs, "the long name is cut and says its length")
     check(len(re.findall(r"^ENTER\s", events, re.M)) == 2, "both calls are in the trace")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
+if check.failures:
+    check.finish()
 print("ok")

@@ -21,12 +21,13 @@ import os
 import subprocess
 import sys
 
-try:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import synthetic
-except ImportError as e:
-    print(f"SKIP: {e}")
-    sys.exit(77)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+needs.h5py()
+import synthetic  # noqa: E402  (after the skip: it needs h5py)
 
 diff, work, case = sys.argv[1], sys.argv[2], sys.argv[3]
 os.makedirs(work, exist_ok=True)
@@ -67,13 +68,7 @@ def per_rank_time(ranks, name):
     return sum(durations(ranks, name)) / 1e9  # every rank the same: the mean is one rank's
 
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
+check = checks.Checks("check_scaling")
 
 
 def close(a, b):
@@ -155,7 +150,6 @@ else:
     print(f"unknown case {case}")
     sys.exit(1)
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
+if check.failures:
+    check.finish()
 print("ok")

@@ -17,6 +17,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
 from halo_job import run_halo  # noqa: E402
 
 ROUNDS = 3
@@ -40,13 +42,7 @@ out = run_halo(args.mpiexec, args.program, 4, args.workdir, ["many"] if args.man
 if out is None:
     sys.exit(1)
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
+check = checks.Checks("check_split")
 
 
 # world rank w sends ROUNDS messages of (w + 1) * 10 bytes to its partner
@@ -117,8 +113,7 @@ else:
     notes = [l for l in stderr if "world-rank map" in l]
     check(len(notes) == 4, f"the cap is noted once per rank: {notes}")
 
-if failures:
-    print(f"{len(failures)} failure(s)")
-    sys.exit(1)
+if check.failures:
+    check.finish()
 print("ok: past the cap, maps bounded and the messages unresolved" if args.many else
       f"ok: {len(expected)} pairs inside split communicators, placed at world ranks")

@@ -1,38 +1,28 @@
 """halo_job.py - run halo.c (linked with the PMPI wrappers) under mpirun as
 the tests of this folder do: as root with oversubscription, the output
-named by SCOPE_PROFILER_FILE, no summary. Returns the file's path, or None
+named by SCOPE_PROFILER_FILE, no summary (tests/lib/mpi_job.py's
+environment, launch line and time limit). Returns the file's path, or None
 after printing why the job failed."""
 import os
-import shutil
-import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import mpi_job  # noqa: E402
+import outputs  # noqa: E402
 
 
 def run_halo(mpiexec, program, ranks, workdir, program_args=(), stderr_lines=None):
-    shutil.rmtree(workdir, ignore_errors=True)
-    os.makedirs(workdir)
+    outputs.fresh_workdir(workdir)
     out = os.path.join(workdir, "halo.h5")
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_btl_vader_single_copy_mechanism="none",
-               OMPI_MCA_rmaps_base_oversubscribe="1",
-               SCOPE_PROFILER_FILE=out, SCOPE_PROFILER_SUMMARY="0")
-    for var in ("SCOPE_PROFILER_MPI", "SCOPE_PROFILER_MPI_FILTER", "SCOPE_PROFILER_MPI_MAX_NAMES",
-                "SCOPE_PROFILER_MPI_NAMES", "LD_PRELOAD"):
-        env.pop(var, None)
-    # Open MPI keeps allocations from MPI_Init alive past exit by design.
-    env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
-    cmd = [mpiexec, "--oversubscribe", "-np", str(ranks)]
-    for var in ("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_SUMMARY", "ASAN_OPTIONS"):
-        cmd += ["-x", var]
-    cmd.append(program)
-    cmd.extend(program_args)
-    try:
-        run = subprocess.run(cmd, cwd=workdir, env=env, capture_output=True, text=True,
-                             timeout=150)
-    except subprocess.TimeoutExpired:
-        print("FAIL: the halo job did not end in 150 s")
-        return None
+    env = mpi_job.job_env(drop=("SCOPE_PROFILER_MPI", "SCOPE_PROFILER_MPI_FILTER",
+                                "SCOPE_PROFILER_MPI_MAX_NAMES", "SCOPE_PROFILER_MPI_NAMES",
+                                "LD_PRELOAD"),
+                          SCOPE_PROFILER_FILE=out, SCOPE_PROFILER_SUMMARY="0")
+    cmd = mpi_job.launch(mpiexec, ranks,
+                         ("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_SUMMARY", "ASAN_OPTIONS"),
+                         [program, *program_args])
+    run = mpi_job.run(cmd, workdir, env, what="the halo job")
     if run.returncode != 0 or not os.path.exists(out):
-        print(run.stdout, run.stderr)
         print(f"FAIL: the halo job exited {run.returncode}, file written: {os.path.exists(out)}")
         return None
     if stderr_lines is not None:

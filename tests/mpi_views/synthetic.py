@@ -3,14 +3,14 @@ h5py (docs/FORMAT.md: region_table, rank_region_index with the
 summary_statistics compound, events), for the scope-diff and scope-inspect
 tests of this folder. Only the parts every reader requires are written.
 """
+import os
+import sys
+
 import h5py
 import numpy as np
 
-STR = h5py.string_dtype("utf-8")
-STATS = np.dtype([(n, t) for n, t in [
-    ("total", "<i8"), ("minimum", "<i8"), ("maximum", "<i8"), ("first", "<i8"),
-    ("last", "<i8"), ("start_minimum", "<i8"), ("end_maximum", "<i8"),
-    ("gpu_count", "<u8"), ("gpu_total", "<i8"), ("mean", "<f8"), ("m2", "<f8")]])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from h5_schema import STATS, STR  # noqa: E402,F401
 
 
 def _stats(starts, durations):

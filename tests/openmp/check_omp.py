@@ -2,40 +2,28 @@
 """check_omp.py OMP_FORK SCOPE_CHECK SCOPE_INSPECT WORKDIR: OpenMP workers'
 calls under the call that forked their team; a plain pthread's not.
 """
+import collections
 import os
 import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:
-    print(f"SKIP: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+needs.h5py()
+import h5_calls  # noqa: E402  (after the skip: it needs h5py)
 
 program, check_tool, inspect, workdir = sys.argv[1:5]
 os.makedirs(workdir, exist_ok=True)
 out = os.path.join(workdir, "omp.h5")
 env = dict(os.environ, SCOPE_PROFILER_QUIET="1", OMP_NUM_THREADS="3", OMP_DYNAMIC="false")
 p = subprocess.run([program, out], env=env, capture_output=True, text=True, timeout=60)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
+check = checks.Checks("omp fork")
 check(p.returncode == 0, f"omp_fork exit {p.returncode}: {p.stderr}")
-with h5py.File(out, "r") as f:
-    names = [n.decode() if isinstance(n, bytes) else n for n in f["region_table/names"][:]]
-    idx, ev = f["rank_region_index"], f["events"]
-    calls = {}
-    for row, region in enumerate(idx["region_ids"][:]):
-        off, n = int(idx["event_offsets"][row]), int(idx["event_counts"][row])
-        calls[names[region]] = [(int(ev["call_ids"][k]), int(ev["parent_ids"][k]),
-                                 int(ev["thread_ids"][k])) for k in range(off, off + n)]
+calls = collections.defaultdict(list)  # region -> [(call id, parent id, thread id)]
+for call in h5_calls.read_calls(out):
+    calls[call["region"]].append((call["id"], call["parent"], call["thread"]))
 fork_id, _, fork_thread = calls["fork"][0]
 work = calls["work"]
 check(len(work) == 12, f"12 work calls, got {len(work)}")
@@ -53,4 +41,4 @@ table = [l.strip() for l in p.stdout.splitlines() if l.strip().startswith("|")]
 print("\n".join(table))
 check(any(l.startswith("| `- work") for l in table) and
       not any(l.startswith("| work") for l in table), "work only under fork in the summary")
-sys.exit(1 if failures else 0)
+check.finish()

@@ -15,46 +15,24 @@ import os
 import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np  # noqa: F401  (h5py needs it; a clear skip if absent)
-except ImportError as exc:
-    print(f"SKIP: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+h5py = needs.h5py()
+import h5_calls  # noqa: E402  (after the skip: it needs h5py)
 
 program, check_tool, workdir = sys.argv[1:4]
-with open(program, "rb") as binary:
-    if b"__tsan_init" in binary.read():
-        # Debian's libgomp is not built with TSan: the team's barriers are
-        # invisible to it (tests/openmp/CMakeLists.txt says more)
-        print("SKIP: ThreadSanitizer build; libgomp's synchronisation is invisible to it")
-        sys.exit(77)
+needs.no_tsan(program)
 os.makedirs(workdir, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-
-
-def names_of(f):
-    return [n.decode() if isinstance(n, bytes) else n for n in f["region_table/names"][:]]
+check = checks.Checks("omp aggregate")
 
 
 def trace_paths(path):
     """path (tuple of names) -> call count, from the calls' parent ids."""
-    with h5py.File(path, "r") as f:
-        names = names_of(f)
-        idx, ev = f["rank_region_index"], f["events"]
-        parent_ids, call_ids = ev["parent_ids"][:], ev["call_ids"][:]
-        region_of_call, parent_of = {}, {}
-        for row, region in enumerate(idx["region_ids"][:]):
-            off, n = int(idx["event_offsets"][row]), int(idx["event_counts"][row])
-            for k in range(off, off + n):
-                region_of_call[int(call_ids[k])] = names[region]
-                parent_of[int(call_ids[k])] = int(parent_ids[k])
+    calls = h5_calls.read_calls(path)
+    region_of_call = {call["id"]: call["region"] for call in calls}
+    parent_of = {call["id"]: call["parent"] for call in calls}
     counts = collections.Counter()
     for call in region_of_call:
         chain, c = [], call
@@ -68,7 +46,7 @@ def trace_paths(path):
 def aggregate_paths(path):
     """path -> count, and the paths themselves (for the exclusive check)."""
     with h5py.File(path, "r") as f:
-        names = names_of(f)
+        names = h5_calls.region_names(f)
         g = f["rank0/call_paths"]
         parents, regions = g["parents"][:], g["region_ids"][:]
         cols = {k: g[k][:] for k in ("counts", "totals", "exclusives", "thread_ids")}
@@ -93,8 +71,8 @@ for mode in ("trace", "aggregate"):
     c = subprocess.run([check_tool, out], capture_output=True, text=True)
     check(c.returncode == 0, f"{mode}: scope-check accepts the file: {c.stdout[-1500:]}")
     files[mode] = out
-if failures:
-    sys.exit(1)
+if check.failures:
+    check.finish()
 
 trace = trace_paths(files["trace"])
 aggregate, rows = aggregate_paths(files["aggregate"])
@@ -121,4 +99,4 @@ for mine, row in enumerate(rows):
     check(abs(row["exclusives"] - (row["totals"] - own)) <= slack,
           f"{' > '.join(row['path'])}: exclusive {row['exclusives']} == total {row['totals']} "
           f"- own thread's children {own} (workers' time not subtracted)")
-sys.exit(1 if failures else 0)
+check.finish()

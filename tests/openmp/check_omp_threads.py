@@ -20,28 +20,16 @@ import re
 import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np  # noqa: F401  (h5py needs it; a clear skip if absent)
-except ImportError as exc:
-    print(f"SKIP: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
 
+h5py = needs.h5py()
 program, inspect, workdir = sys.argv[1:4]
-with open(program, "rb") as binary:
-    if b"__tsan_init" in binary.read():
-        # Debian's libgomp is not built with TSan (tests/openmp/CMakeLists.txt)
-        print("SKIP: ThreadSanitizer build; libgomp's synchronisation is invisible to it")
-        sys.exit(77)
+needs.no_tsan(program)
 os.makedirs(workdir, exist_ok=True)
-failures = []
+check = checks.Checks("omp threads")
 TOL = 2.5e-6  # three values printed with %.6f
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def table_rows(text, columns):
@@ -76,8 +64,7 @@ for mode in ("trace", "aggregate"):
                        capture_output=True, text=True, timeout=120)
     check(p.returncode == 0, f"{mode}: exit {p.returncode}: {p.stderr[-1000:]}")
     if "team=4" not in p.stdout:
-        print(f"SKIP: the OpenMP runtime gave no team of 4: {p.stdout[-300:]}")
-        sys.exit(77)
+        needs.skip(f"the OpenMP runtime gave no team of 4: {p.stdout[-300:]}")
 
     # the thread table (h5py)
     with h5py.File(out, "r") as f:
@@ -160,4 +147,4 @@ for mode in ("trace", "aggregate"):
     check(all(r["other_threads_duration"] == r["total_duration"]
               for th in workers for r in th["rows"] if r["path"] == ["parent", "child"]),
           f"{mode}: workers' child calls ran beside parent (other threads)")
-sys.exit(1 if failures else 0)
+check.finish()

@@ -19,13 +19,11 @@ import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
 import mpi_job  # noqa: E402
+import needs  # noqa: E402
 
-try:
-    import h5py
-except ImportError as exc:
-    print(f"skipped: {exc}")
-    sys.exit(77)
+h5py = needs.h5py()
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mpiexec", required=True)
@@ -48,7 +46,7 @@ cmd = mpi_job.launch(args.mpiexec, args.ranks, ("SCOPE_PROFILER_SUMMARY", "ASAN_
                      [args.program] + ([] if args.mode == "fortran" else [args.mode]),
                      preload=args.preload)
 run = mpi_job.run(cmd, args.workdir, env)
-check = mpi_job.Checks("adopt")
+check = checks.Checks("adopt")
 failures = check.failures
 finish = check.finish
 

@@ -33,15 +33,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
 import mpi_job  # noqa: E402
+import needs  # noqa: E402
 from pmpi_names import (byte_role, canonical_problem, coarsen, decode, expected,  # noqa: E402
                         package_parse, program_messages, wrapped_ops)
 
-try:
-    import h5py
-except ImportError as exc:
-    print(f"skipped: {exc}")
-    sys.exit(77)
+h5py = needs.h5py()
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mpiexec", required=True)
@@ -83,7 +81,7 @@ cmd = mpi_job.launch(args.mpiexec, args.ranks, forwarded,
                      [args.program, args.mode if args.mode in ("invalid", "abort") else "plan"],
                      preload=args.preload)
 run = mpi_job.run(cmd, args.workdir, env)
-check = mpi_job.Checks("pmpi")
+check = checks.Checks("pmpi")
 failures = check.failures
 finish = check.finish
 

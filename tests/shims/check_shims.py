@@ -16,15 +16,15 @@ Usage: check_shims.py --api gptl|caliper|likwid --lang c|fortran|cxx
 import argparse
 import os
 import re
-import shutil
-import subprocess
 import sys
 
-try:
-    import h5py
-except ImportError as exc:
-    print(f"skipped: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import mpi_job  # noqa: E402
+import needs  # noqa: E402
+import outputs  # noqa: E402
+
+h5py = needs.h5py()
 
 LONG = "n" * 1024  # a 3000-byte name, cut to the bound
 NAPS = 3  # gptl_app's "nap" timer: 2, 4 and 6 ms, queried while running
@@ -99,53 +99,22 @@ ap.add_argument("--ranks", type=int, default=1)
 ap.add_argument("--preload", help="the shim to LD_PRELOAD (the program links the original)")
 args = ap.parse_args()
 
-shutil.rmtree(args.workdir, ignore_errors=True)
-os.makedirs(args.workdir)
+outputs.fresh_workdir(args.workdir)
 out = os.path.join(args.workdir, "job.h5")
-env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_btl_vader_single_copy_mechanism="none", OMPI_MCA_rmaps_base_oversubscribe="1",
-           SCOPE_PROFILER_FILE=out, SCOPE_PROFILER_DISABLE="0")
-for var in ("SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_MODE", "LD_PRELOAD", "LIKWID_EVENTS",
-            "LIKWID_FILEPATH", "SCOPE_PROFILER_LIKWID"):
-    env.pop(var, None)
-# Open MPI keeps allocations from MPI_Init alive past exit by design.
-env["ASAN_OPTIONS"] = (env.get("ASAN_OPTIONS", "") + ":detect_leaks=0").lstrip(":")
-cmd = []
+env = mpi_job.job_env(drop=("SCOPE_PROFILER_QUIET", "SCOPE_PROFILER_MODE", "LD_PRELOAD",
+                            "LIKWID_EVENTS", "LIKWID_FILEPATH", "SCOPE_PROFILER_LIKWID"),
+                      SCOPE_PROFILER_FILE=out, SCOPE_PROFILER_DISABLE="0")
+argv = [args.program, args.mode]
 if args.mpiexec:
-    cmd = [args.mpiexec, "--oversubscribe", "-np", str(args.ranks)]
-    for var in ("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_DISABLE", "ASAN_OPTIONS"):
-        cmd += ["-x", var]
-preload = None
-if args.preload:
-    # Under ASan the sanitizer runtime must come first in the preload list.
-    asan = subprocess.run(["sh", "-c", f"ldd {args.program} | awk '/libasan/ {{print $3}}'"],
-                          capture_output=True, text=True).stdout.strip()
-    preload = ":".join(p for p in (asan, args.preload) if p)
-    if args.mpiexec:
-        cmd += ["-x", "LD_PRELOAD=" + preload]  # the ranks, not mpirun itself
-    else:
-        env["LD_PRELOAD"] = preload
-cmd += [args.program, args.mode]
-try:
-    run = subprocess.run(cmd, cwd=args.workdir, env=env, capture_output=True, text=True,
-                         timeout=150)
-except subprocess.TimeoutExpired:
-    print("FAIL: the run did not end in 150 s")
-    sys.exit(1)
-print(run.stdout)
-print(run.stderr, file=sys.stderr)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print(f"FAIL: {what}")
-
-
-def finish():
-    print(f"{len(failures)} failed" if failures else "shims: all checks passed")
-    sys.exit(1 if failures else 0)
+    cmd = mpi_job.launch(args.mpiexec, args.ranks,
+                         ("SCOPE_PROFILER_FILE", "SCOPE_PROFILER_DISABLE", "ASAN_OPTIONS"), argv,
+                         preload=args.preload)
+else:
+    cmd = argv
+    if args.preload:
+        env["LD_PRELOAD"] = mpi_job.preload_list(args.program, args.preload)
+run = mpi_job.run(cmd, args.workdir, env, what="the run")
+check = checks.Checks("shims")
 
 
 check(run.returncode == 0, f"exit code {run.returncode}")
@@ -175,8 +144,8 @@ for rank in range(args.ranks):
     for pattern in CORE_NOTES.get((args.api, args.mode), []):
         hits = [l for l in lines if l not in ours and re.search(pattern, l)]
         check(len(hits) == 1, f"rank {rank}: core message /{pattern}/ once, got {len(hits)}")
-if failures:
-    finish()
+if check.failures:
+    check.finish()
 
 
 def paths_of(f):
@@ -267,4 +236,4 @@ if args.api == "gptl" and args.mode in ("plan", "early"):
         text = open(summary).read() if os.path.isfile(summary) else ""
         check("dynamics" in text and "(GPTLpr_summary)" in text,
               f"{summary} holds the job's table:\n{text}")
-finish()
+check.finish()

@@ -13,29 +13,23 @@ import re
 import subprocess
 import sys
 
-try:
-    import h5py
-except ImportError as exc:
-    print(f"SKIP: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+h5py = needs.h5py()
+import h5_calls  # noqa: E402  (after the skip: it needs h5py)
 
 program, check_tool, workdir, mode = sys.argv[1:5]
 os.makedirs(workdir, exist_ok=True)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+check = checks.Checks(f"signals {mode}")
 
 
 def tick_calls(path):
     """The "tick" calls in the file: events in a trace, path counts in
     aggregate mode."""
     with h5py.File(path, "r") as f:
-        names = [n.decode() if isinstance(n, bytes) else n for n in f["region_table/names"][:]]
-        tick = names.index("tick")
+        tick = h5_calls.region_names(f).index("tick")
         idx = f["rank_region_index"]
         rows = [r for r, region in enumerate(idx["region_ids"][:]) if region == tick]
         if mode == "aggregate":
@@ -68,4 +62,4 @@ for clock in ("monotonic", "tsc"):
     check(refused < calls, f"{clock}: handler calls recorded ({calls - refused} of {calls})")
     if refused:
         check("interrupted" in p.stderr, f"{clock}: refused calls reported at finalize")
-sys.exit(1 if failures else 0)
+check.finish()

@@ -24,31 +24,24 @@ not the library's).
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:
-    print(f"SKIP: {exc}")
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+import outputs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
 
 case, app, scope_check, workdir = sys.argv[1:5]
-shutil.rmtree(workdir, ignore_errors=True)
-os.makedirs(workdir)
-failures = []
+outputs.fresh_workdir(workdir)
+check = checks.Checks(f"threads exit {case}")
 
 THREADS, WAVE = 4000, 8
 MAIN_CALLS_PER_WAVE = 50
 RSS_LIMIT_KIB = 64 << 10
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def text(value):
@@ -250,4 +243,4 @@ elif case == "forks":
 else:
     print(f"unknown case {case}")
     sys.exit(2)
-sys.exit(1 if failures else 0)
+check.finish()

@@ -19,14 +19,13 @@ import struct
 import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:  # pragma: no cover
-    print(f"skip: {exc}")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
+
 from h5_calls import read_calls  # noqa: E402
 
 parser = argparse.ArgumentParser()
@@ -35,12 +34,10 @@ for opt in ("export", "check", "inspect", "make", "data"):
 parser.add_argument("case")
 parser.add_argument("arg", nargs="?")
 opts = parser.parse_args()
-failures = []
 
 
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
+check = checks.Checks("tools")
+fail = check.fail
 
 
 def expect(cond, msg):
@@ -637,8 +634,8 @@ def main():
         case_check_unreadable()
     else:
         raise SystemExit(f"unknown case {case}")
-    if failures:
-        print(f"{len(failures)} failure(s)")
+    if check.failures:
+        print(f"{len(check.failures)} failure(s)")
         return 1
     print("ok")
     return 0

@@ -21,14 +21,13 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
-try:
-    import h5py
-    import numpy as np
-except ImportError as exc:  # pragma: no cover
-    print(f"skip: {exc}")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
+
 from h5_calls import read_calls  # noqa: E402
 
 parser = argparse.ArgumentParser()
@@ -37,7 +36,6 @@ for opt in ("export", "report", "make", "data", "views"):
 parser.add_argument("case")
 parser.add_argument("arg", nargs="?")
 opts = parser.parse_args()
-failures = []
 SVG = "{http://www.w3.org/2000/svg}"
 
 # The names make_views_profile records (bytes as stored).
@@ -45,9 +43,8 @@ NAMES = [b"quote \"q\" and 'a'", b"<script>alert(1)</script>", b"a & b < c > d",
          b"line1\nline2", b"bad \xff byte", b"semi;colon"]
 
 
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
+check = checks.Checks("views")
+fail = check.fail
 
 
 def expect(cond, msg):
@@ -657,7 +654,7 @@ CASES = {"speedscope": case_speedscope, "viewer": case_viewer, "otf2": case_otf2
          "crosslane": case_crosslane, "usage": case_usage, "deep": case_deep,
          "spill": case_spill}
 CASES[opts.case](opts.arg)
-if failures:
-    print(f"{len(failures)} failure(s)")
+if check.failures:
+    print(f"{len(check.failures)} failure(s)")
     sys.exit(1)
 print("ok")

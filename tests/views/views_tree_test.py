@@ -38,14 +38,12 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
-try:
-    import h5py
-    import numpy as np
-except ImportError:
-    print("SKIP: h5py/numpy not installed")
-    sys.exit(77)
-
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
 from h5_calls import read_calls  # noqa: E402
 
 parser = argparse.ArgumentParser()
@@ -56,14 +54,8 @@ parser.add_argument("arg")
 opts = parser.parse_args()
 BIN = os.path.dirname(opts.export)
 SVG = "{http://www.w3.org/2000/svg}"
-failures = []
-
-
-def expect(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAIL:", msg)
-    return cond
+check = checks.Checks("views tree")
+expect = check
 
 
 def run(tool, *args, rc=0, env=None, prefix=None):
@@ -581,7 +573,7 @@ def session_column(html):
 CASES = {"tree": case_tree, "lanes": case_lanes, "extreme": case_extreme, "size": case_size,
          "report": case_report}
 CASES[opts.case](opts.arg)
-if failures:
-    print(f"{len(failures)} failure(s)")
+if check.failures:
+    print(f"{len(check.failures)} failure(s)")
     sys.exit(1)
 print("ok")
