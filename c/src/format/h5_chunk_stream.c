@@ -31,7 +31,6 @@
 #include <libdeflate.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +39,7 @@
 #include "format/h5_chunk_inflate.h"
 #include "scope_profiler.h"
 #include "util/alloc.h"
+#include "util/cpus.h"
 #include "util/diag.h"
 
 /* Helpers by default: more than four gain little on a reader that also
@@ -114,18 +114,8 @@ struct spi_chunk_stream {
 
 /* ---- configuration --------------------------------------------------------- */
 
-static unsigned cpus_available(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int count = CPU_COUNT(&set);
-        if (count > 0) return (unsigned)count;
-    }
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return online > 0 ? (unsigned)(online < INT_MAX ? online : INT_MAX) : 1;
-}
-
 unsigned spi_read_threads(void) {
-    unsigned threads = cpus_available();
+    unsigned threads = spi_cpus_available();
     if (threads > READ_THREADS_DEFAULT_MAX) threads = READ_THREADS_DEFAULT_MAX;
     const char *value = getenv("SCOPE_PROFILER_READ_THREADS");
     if (value && *value) {

@@ -21,7 +21,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -31,6 +30,7 @@
 #include "format/h5_chunk_deflate.h"
 #include "scope_profiler.h"
 #include "util/alloc.h"
+#include "util/cpus.h"
 #include "util/diag.h"
 
 /* libdeflate's level 2, not 1. Measured on 256 chunks of a 20M-call trace
@@ -80,18 +80,8 @@ struct spi_column_pool {
 
 /* ---- thread count ---------------------------------------------------------- */
 
-static unsigned cpus_available(void) {
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0) {
-        int count = CPU_COUNT(&set);
-        if (count > 0) return (unsigned)count;
-    }
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return online > 0 ? (unsigned)(online < INT_MAX ? online : INT_MAX) : 1;
-}
-
 unsigned spi_write_threads(void) {
-    unsigned threads = cpus_available();
+    unsigned threads = spi_cpus_available();
     const char *value = getenv("SCOPE_PROFILER_WRITE_THREADS");
     if (value && *value) {
         char *end = NULL;
