@@ -17,17 +17,7 @@
 #include "format/h5_chunk_deflate.h"
 #include "scope_profiler.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fprintf(stderr, "\n");                                              \
-            failures++;                                                         \
-        }                                                                       \
-    } while (0)
+#include "unit_check.h"
 
 #define MAX_CHUNK ((size_t)65536 * 8)
 

@@ -16,17 +16,7 @@
 #include "profile/path_pool.h"
 #include "util/error.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                         \
-    do {                                                         \
-        if (!(cond)) {                                           \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fputc('\n', stderr);                                 \
-        }                                                        \
-    } while (0)
+#include "unit_check.h"
 
 /* A path from its calls' durations: the fields a rank's fold gives. */
 static spi_call_path path_of(uint32_t name_offset, int64_t parent, int64_t thread,

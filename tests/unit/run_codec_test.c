@@ -13,17 +13,7 @@
 
 #include "record/run_codec.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fprintf(stderr, "\n");                                              \
-            failures++;                                                         \
-        }                                                                       \
-    } while (0)
+#include "unit_check.h"
 
 static uint64_t state = 0x9E3779B97F4A7C15ull;
 static uint64_t next_random(void) { /* xorshift64*: the same sequence on every run */

@@ -13,17 +13,7 @@
 
 #include "profile/row_stats.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                        \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                       \
-            fprintf(stderr, "\n");                                              \
-            failures++;                                                         \
-        }                                                                       \
-    } while (0)
+#include "unit_check.h"
 
 static uint64_t state = 0x2545F4914F6CDD1Dull;
 static uint64_t next_random(void) {
