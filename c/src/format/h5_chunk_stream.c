@@ -115,26 +115,11 @@ struct spi_chunk_stream {
 /* ---- configuration --------------------------------------------------------- */
 
 unsigned spi_read_threads(void) {
+    static _Atomic _Bool said = 0;
     unsigned threads = spi_cpus_available();
     if (threads > READ_THREADS_DEFAULT_MAX) threads = READ_THREADS_DEFAULT_MAX;
-    const char *value = getenv("SCOPE_PROFILER_READ_THREADS");
-    if (value && *value) {
-        char *end = NULL;
-        errno = 0;
-        long asked = strtol(value, &end, 10);
-        while (end && (*end == ' ' || *end == '\t')) end++;
-        if (errno || end == value || *end || asked < 0) {
-            static _Atomic bool said = false; /* once a process, not at every file */
-            if (!said) {
-                said = true;
-                spi_diag("SCOPE_PROFILER_READ_THREADS=%s is not a number of threads; using %u",
-                         value, threads);
-            }
-        } else {
-            threads = asked < SPI_READ_THREADS_MAX ? (unsigned)asked : SPI_READ_THREADS_MAX;
-        }
-    }
-    return threads;
+    return spi_thread_count_setting("SCOPE_PROFILER_READ_THREADS", threads, 0,
+                                    SPI_READ_THREADS_MAX, &said);
 }
 
 bool spi_read_value_path(void) {

@@ -81,26 +81,11 @@ struct spi_column_pool {
 /* ---- thread count ---------------------------------------------------------- */
 
 unsigned spi_write_threads(void) {
+    static _Atomic _Bool said = 0;
     unsigned threads = spi_cpus_available();
-    const char *value = getenv("SCOPE_PROFILER_WRITE_THREADS");
-    if (value && *value) {
-        char *end = NULL;
-        errno = 0;
-        long asked = strtol(value, &end, 10);
-        while (end && (*end == ' ' || *end == '\t')) end++;
-        if (errno || end == value || *end || asked < 1) {
-            static _Atomic bool said = false; /* once a process, not at every file */
-            if (!said) {
-                said = true;
-                spi_diag("SCOPE_PROFILER_WRITE_THREADS=%s is not a positive number of threads; "
-                         "using %u", value, threads < SPI_WRITE_THREADS_MAX ? threads
-                                                                       : SPI_WRITE_THREADS_MAX);
-            }
-        } else {
-            threads = asked < SPI_WRITE_THREADS_MAX ? (unsigned)asked : SPI_WRITE_THREADS_MAX;
-        }
-    }
-    return threads < SPI_WRITE_THREADS_MAX ? threads : SPI_WRITE_THREADS_MAX;
+    if (threads > SPI_WRITE_THREADS_MAX) threads = SPI_WRITE_THREADS_MAX;
+    return spi_thread_count_setting("SCOPE_PROFILER_WRITE_THREADS", threads, 1,
+                                    SPI_WRITE_THREADS_MAX, &said);
 }
 
 /* ---- compressing ------------------------------------------------------------- */

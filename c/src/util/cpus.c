@@ -5,9 +5,14 @@
  */
 #include "util/cpus.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
 #include <unistd.h>
+
+#include "util/diag.h"
 
 unsigned spi_cpus_available(void) {
     cpu_set_t set;
@@ -17,4 +22,21 @@ unsigned spi_cpus_available(void) {
     }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     return online > 0 ? (unsigned)(online < INT_MAX ? online : INT_MAX) : 1;
+}
+
+unsigned spi_thread_count_setting(const char *name, unsigned fallback, unsigned minimum,
+                                  unsigned maximum, _Atomic _Bool *said) {
+    const char *value = getenv(name);
+    if (!value || !*value) return fallback;
+    char *end = NULL;
+    errno = 0;
+    long asked = strtol(value, &end, 10);
+    while (end && (*end == ' ' || *end == '\t')) end++;
+    if (errno || end == value || *end || asked < (long)minimum) {
+        if (!atomic_exchange(said, 1)) /* once a process, not at every file */
+            spi_diag("%s=%s is not a number of threads from %u up; using %u", name, value,
+                     minimum, fallback);
+        return fallback;
+    }
+    return (unsigned long)asked < maximum ? (unsigned)asked : maximum;
 }
