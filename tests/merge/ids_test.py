@@ -20,6 +20,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+
 try:
     import h5py
     import numpy as np
@@ -28,7 +31,7 @@ except ImportError:  # pragma: no cover - depends on the machine
     sys.exit(77)
 
 ARGS = None
-FAILURES = []
+check = checks.Checks("merge ids")
 # Far below the calls of the inputs (64 KiB holds 1,638 sort records):
 # the sort writes many runs and merges them in several rounds. 1 MiB is
 # the example of the documentation.
@@ -36,11 +39,6 @@ SMALL_BUDGETS = ("64K", "1M")
 OUTER = 40000  # outer calls per rank of the shuffled input (one inner each)
 
 
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 def run(cmd, env=None):
@@ -256,12 +254,8 @@ def main():
     {"budget": case_budget, "refusals": case_refusals}[ARGS.case]()
     leftovers = [f for f in os.listdir(".") if f.startswith("tmp") or f.endswith(".tmp")]
     check(not leftovers, f"no temporary files left behind: {leftovers}")
-    if FAILURES:
-        print(f"{len(FAILURES)} failure(s)", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    check.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

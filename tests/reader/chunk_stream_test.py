@@ -27,6 +27,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+
 try:
     import h5py
     import numpy as np
@@ -42,14 +45,9 @@ PATHS = [("hdf5", {"SCOPE_PROFILER_READ_VALUE_PATH": "1"}),
          ("threads0", {"SCOPE_PROFILER_READ_THREADS": "0"}),
          ("threads1", {"SCOPE_PROFILER_READ_THREADS": "1"}),
          ("threads4", {"SCOPE_PROFILER_READ_THREADS": "4"})]
-FAILURES = []
+check = checks.Checks("chunk stream")
 
 
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
 
 
 def dump(binary, path, env):
@@ -185,12 +183,8 @@ def main():
     parser.add_argument("case", choices=["layouts", "damaged"])
     args = parser.parse_args()
     {"layouts": case_layouts, "damaged": case_damaged}[args.case](args)
-    if FAILURES:
-        print(f"{len(FAILURES)} failure(s)", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    check.finish()
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()
