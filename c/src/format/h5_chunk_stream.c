@@ -118,7 +118,8 @@ unsigned spi_read_threads(void) {
     static _Atomic _Bool said = 0;
     unsigned threads = spi_cpus_available();
     if (threads > READ_THREADS_DEFAULT_MAX) threads = READ_THREADS_DEFAULT_MAX;
-    return spi_thread_count_setting("SCOPE_PROFILER_READ_THREADS", threads, 0,
+    return spi_thread_count_setting("SCOPE_PROFILER_READ_THREADS",
+                                    getenv("SCOPE_PROFILER_READ_THREADS"), threads, 0,
                                     SPI_READ_THREADS_MAX, &said);
 }
 

@@ -24,9 +24,8 @@ unsigned spi_cpus_available(void) {
     return online > 0 ? (unsigned)(online < INT_MAX ? online : INT_MAX) : 1;
 }
 
-unsigned spi_thread_count_setting(const char *name, unsigned fallback, unsigned minimum,
-                                  unsigned maximum, _Atomic _Bool *said) {
-    const char *value = getenv(name);
+unsigned spi_thread_count_setting(const char *name, const char *value, unsigned fallback,
+                                  unsigned minimum, unsigned maximum, _Atomic _Bool *said) {
     if (!value || !*value) return fallback;
     char *end = NULL;
     errno = 0;

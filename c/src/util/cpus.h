@@ -10,11 +10,12 @@
  * 1. Never fails; thread-safe. */
 unsigned spi_cpus_available(void);
 
-/* A helper-thread count from the environment variable `name`: unset or
+/* A helper-thread count from `value`, the environment variable `name`'s
+ * (the caller's getenv, so each variable read stays greppable): NULL or
  * empty gives `fallback`; a whole number n >= minimum gives min(n, maximum);
  * anything else gives `fallback` and one message per process and variable
  * (`*said` is the caller's once-flag). Thread-safe. */
-unsigned spi_thread_count_setting(const char *name, unsigned fallback, unsigned minimum,
-                                  unsigned maximum, _Atomic _Bool *said);
+unsigned spi_thread_count_setting(const char *name, const char *value, unsigned fallback,
+                                  unsigned minimum, unsigned maximum, _Atomic _Bool *said);
 
 #endif /* SPI_CPUS_H */
