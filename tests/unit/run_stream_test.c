@@ -4,7 +4,8 @@
  * session: the session is recorded once with a small limit (so it flushes
  * to its spill file), then copied whole into memory for run.c, and both
  * profiles are written; ctest compares the two files with h5diff, every
- * dataset byte for byte.
+ * dataset byte for byte. The summary's call paths both collects fold
+ * (run_paths.h) are compared here, bit for bit.
  *
  * The workload has what makes the streaming path work: several threads,
  * recursion (rows out of start order), a call still open at finalize,
@@ -136,11 +137,14 @@ int main(int argc, char **argv) {
     copy.spill = NULL;
     spi_profile memory = {0}, stream = {0};
     spi_run_report memory_report, stream_report;
-    CHECK(spi_run_collect(&copy, 0, &memory, &memory_report) == SP_OK, "in-memory collect");
+    spi_run_paths memory_paths, stream_paths; /* the summary's, folded by each collect */
+    CHECK(spi_run_collect(&copy, 0, &memory, &memory_report, &memory_paths) == SP_OK,
+          "in-memory collect");
     CHECK(!memory.source, "the copy took the streaming path");
     CHECK(spi_profile_write(&memory, memory_path, &err) == SP_OK, "%s", err.message);
     uint64_t spilled_bytes = atomic_load(&spill->written), spill_writes = atomic_load(&spill->writes);
-    CHECK(spi_run_collect(&session, 0, &stream, &stream_report) == SP_OK, "streaming collect");
+    CHECK(spi_run_collect(&session, 0, &stream, &stream_report, &stream_paths) == SP_OK,
+          "streaming collect");
     uint64_t run_bytes = atomic_load(&spill->written) - spilled_bytes;
     uint64_t run_writes = atomic_load(&spill->writes) - spill_writes;
     /* run_stream.c sorts 16 MiB of calls a run (RUN_BYTES) */
@@ -168,6 +172,23 @@ int main(int argc, char **argv) {
         CHECK(run_writes < runs, "%llu runs, all %llu written", (unsigned long long)runs,
               (unsigned long long)run_writes);
 
+    /* both walks fold the same calls in the same order: the same paths,
+     * bit for bit (m2 too: Welford's sum depends on the order) */
+    CHECK(memory_paths.status == SP_OK && stream_paths.status == SP_OK &&
+              memory_paths.count == stream_paths.count && memory_paths.count > 3,
+          "summary paths: %zu in memory, %zu streamed", memory_paths.count, stream_paths.count);
+    for (size_t i = 0; i < memory_paths.count && i < stream_paths.count; i++) {
+        const spi_call_path *a = &memory_paths.paths[i], *b = &stream_paths.paths[i];
+        CHECK(a->region == b->region && a->parent == b->parent && a->count == b->count &&
+                  a->recursions == b->recursions && a->total == b->total &&
+                  a->exclusive == b->exclusive && a->minimum == b->minimum &&
+                  a->maximum == b->maximum && memcmp(&a->m2, &b->m2, sizeof a->m2) == 0 &&
+                  a->start_minimum == b->start_minimum && a->end_maximum == b->end_maximum &&
+                  a->threads == b->threads && a->other_threads == b->other_threads,
+              "summary path %zu differs between the collects", i);
+    }
+    spi_free(memory_paths.paths);
+    spi_free(stream_paths.paths);
     spi_profile_free(&memory);
     spi_profile_free(&stream);
     for (spi_thread *t = copy.threads; t;) {

@@ -8,9 +8,10 @@
  * every call of every rank on rank 0 (2.8 GB for 20M calls of one region;
  * rank 0 growing with the job). Now each rank folds its calls into call
  * paths while its events are still in memory or in its spill file
- * (run_paths.h: one walk), rank 0 folds the ranks' paths by name into one
- * pool as they arrive, one rank at a time (job.h, profile/path_pool.h:
- * its memory grows with the distinct paths, not with the ranks), and
+ * (run_paths.h: in the collect's own walk, no second pass), rank 0
+ * folds the ranks' paths by name into one pool as they arrive, one rank
+ * at a time (job.h, profile/path_pool.h: its memory grows with the
+ * distinct paths, not with the ranks), and
  * the table is printed from the paths plus the rows' stored statistics
  * (a multi-rank job's read back with SPI_READ_SUMMARY_ONLY: the index
  * only). The tree, counts, totals, own times, min, max, std and the
@@ -32,22 +33,21 @@
 #include "job/job.h"
 #include "record/clock.h"
 #include "record/registry.h"
-#include "record/run_paths.h"
 
 bool spi_finalize_summary_wanted(bool quiet) {
     const char *wanted = getenv("SCOPE_PROFILER_SUMMARY");
     return !quiet && !(wanted && strcmp(wanted, "0") == 0);
 }
 
-void spi_finalize_summary_start(spi_finalize_summary *s, spi_session *session, uint32_t rank,
+void spi_finalize_summary_start(spi_finalize_summary *s, const spi_session *session,
                                 bool wanted) {
-    *s = (spi_finalize_summary){.wanted = wanted, .status = SP_OK};
+    *s = (spi_finalize_summary){.wanted = wanted, .mine = {.status = SP_OK}};
     spi_path_pool_init(&s->pool);
-    if (!wanted || session->aggregate) return;
-    s->needs_paths = true;
-    int64_t start = spi_clock_now_ns();
-    s->status = spi_run_summary_paths(session, rank, &s->paths, &s->count);
-    s->ns += spi_clock_now_ns() - start;
+    s->needs_paths = wanted && !session->aggregate;
+}
+
+spi_run_paths *spi_finalize_summary_sink(spi_finalize_summary *s) {
+    return s->needs_paths ? &s->mine : NULL;
 }
 
 int spi_finalize_summary_gather(spi_finalize_summary *s, const spi_profile *local,
@@ -55,16 +55,16 @@ int spi_finalize_summary_gather(spi_finalize_summary *s, const spi_profile *loca
     int64_t start = spi_clock_now_ns();
     /* collective with MPI: every rank calls it, with no paths when it has none */
     /* rank 0 decides: without a table to print it asks for nothing */
-    int status = spi_job_gather_paths(s->paths, s->count, local, s->status,
+    int status = spi_job_gather_paths(s->mine.paths, s->mine.count, local, s->mine.status,
                                       s->needs_paths ? &s->pool : NULL, err);
-    if (s->status == SP_OK && status != SP_OK) {
-        s->status = status;
+    if (s->mine.status == SP_OK && status != SP_OK) {
+        s->mine.status = status;
         s->gather_failed = true;
     }
     if (spi_job_size() > 1) { /* pooled on rank 0 now; only a one-rank table reads them */
-        spi_free(s->paths);
-        s->paths = NULL;
-        s->count = 0;
+        spi_free(s->mine.paths);
+        s->mine.paths = NULL;
+        s->mine.count = 0;
     }
     s->ns += spi_clock_now_ns() - start;
     return status;
@@ -138,13 +138,13 @@ void spi_finalize_summary_print(spi_finalize_summary *s, const spi_profile *loca
     } else if (ranks == 1) {
         /* this rank's rows (their statistics) and its own paths */
         spi_profile view = *local;
-        view.paths = s->status == SP_OK ? s->paths : NULL;
-        view.path_count = s->status == SP_OK ? s->count : 0;
+        view.paths = s->mine.status == SP_OK ? s->mine.paths : NULL;
+        view.path_count = s->mine.status == SP_OK ? s->mine.count : 0;
         if (view.row_count) spi_summary_print(&view, stdout, NULL, &err);
     } else if (written) {
         spi_profile job = {0};
         if (spi_profile_read(&job, path, SPI_READ_SUMMARY_ONLY, &err) == SP_OK) {
-            if (s->status == SP_OK && s->pool.count && map_regions(s, &job) == SP_OK) {
+            if (s->mine.status == SP_OK && s->pool.count && map_regions(s, &job) == SP_OK) {
                 job.paths = s->pool.paths; /* borrowed: taken back before the free */
                 job.path_count = s->pool.count;
                 job.path_ranks = s->pool.ranks;
@@ -157,10 +157,10 @@ void spi_finalize_summary_print(spi_finalize_summary *s, const spi_profile *loca
         spi_profile_free(&job);
     }
     /* What the table lacks, and never a failed write: the file is complete. */
-    if (s->gather_failed && s->status == SP_ERR_OUT_OF_MEMORY)
+    if (s->gather_failed && s->mine.status == SP_ERR_OUT_OF_MEMORY)
         spi_diag("summary: rank 0 ran out of memory gathering the other ranks' call paths; "
                  "the table above has one row per region (the file is complete)");
-    else if (s->status == SP_ERR_OUT_OF_MEMORY)
+    else if (s->mine.status == SP_ERR_OUT_OF_MEMORY)
         spi_diag("summary: out of memory while folding the calls into paths; "
                  "the table above has one row per region");
     /* A nesting problem still prints a flat table; say why in one line. */
@@ -169,7 +169,7 @@ void spi_finalize_summary_print(spi_finalize_summary *s, const spi_profile *loca
 }
 
 void spi_finalize_summary_free(spi_finalize_summary *s) {
-    spi_free(s->paths);
+    spi_free(s->mine.paths);
     spi_path_pool_free(&s->pool);
     *s = (spi_finalize_summary){0};
 }

@@ -4,7 +4,10 @@
  * one finalize at a time (as sp_finalize itself).
  *
  *   spi_finalize_summary_start   after the ticks are converted, before the
- *                                session is collected: this rank's paths
+ *                                session is collected
+ *   spi_finalize_summary_sink    what spi_run_collect folds this rank's
+ *                                paths into, in the walk that builds the
+ *                                rows (run_paths.h: no pass of its own)
  *   spi_finalize_summary_gather  collective: rank 0 pools every rank's
  *                                (memory grows with distinct paths, not ranks)
  *   spi_finalize_summary_print   rank 0, after the report line
@@ -20,15 +23,16 @@
 #include "profile/path_pool.h"
 #include "profile/profile.h"
 #include "record/recorder.h"
+#include "record/run_paths.h"
 #include "util/error.h"
 
 typedef struct spi_finalize_summary {
     bool wanted;
     bool needs_paths;         /* wanted, trace mode: rank 0 pools the ranks' paths */
-    int status;               /* SP_OK, or why the paths are missing */
+    /* this rank's paths (trace mode), as the collect folded them; .status:
+     * SP_OK, or why the paths are missing (the fold's or the gather's) */
+    spi_run_paths mine;
     bool gather_failed;       /* rank 0 could not take the other ranks' paths */
-    spi_call_path *paths;     /* this rank's (trace mode) */
-    size_t count;
     spi_path_pool pool;       /* rank 0: every rank's, pooled by names as they came */
     int64_t ns;               /* time spent on the summary so far */
 } spi_finalize_summary;
@@ -36,11 +40,15 @@ typedef struct spi_finalize_summary {
 /* Whether the table is printed: not quiet, SCOPE_PROFILER_SUMMARY not "0". */
 bool spi_finalize_summary_wanted(bool quiet);
 
-/* Fold a trace session's calls into this rank's paths (nothing for an
- * aggregate session or when !wanted). Failures are kept in s->status and
- * make the table flat; they never fail the write. */
-void spi_finalize_summary_start(spi_finalize_summary *s, spi_session *session, uint32_t rank,
+/* Whether this rank's paths are needed: a trace session, the table
+ * wanted. Folding them is the collect's (spi_finalize_summary_sink). */
+void spi_finalize_summary_start(spi_finalize_summary *s, const spi_session *session,
                                 bool wanted);
+
+/* The `paths` argument of spi_run_collect: &s->mine when the paths are
+ * needed, else NULL (the collect then folds nothing). Failures land in
+ * s->mine.status and make the table flat; they never fail the write. */
+spi_run_paths *spi_finalize_summary_sink(spi_finalize_summary *s);
 
 /* Every rank's paths pooled on rank 0 (collective with MPI; every rank
  * calls it).

@@ -655,11 +655,10 @@ static int finalize_session(sp_results **results) {
     uint64_t flushes = session.spill ? atomic_load(&session.spill->writes) : 0;
     /* TSC ticks to CLOCK_MONOTONIC ns before anything reads a time */
     int converted = spi_recorder_convert_ticks(&session);
-    /* the summary's call paths, while every event is still at hand */
+    /* the summary's call paths are folded by the collect's own walk */
     spi_finalize_summary summary;
-    spi_finalize_summary_start(&summary, &session, spi_job_rank(),
+    spi_finalize_summary_start(&summary, &session,
                                converted == SP_OK && spi_finalize_summary_wanted(config.quiet));
-    int64_t summary_paths_ns = summary.ns; /* before the write: not collect time */
 
     spi_error err;
     spi_error_clear(&err);
@@ -668,7 +667,9 @@ static int finalize_session(sp_results **results) {
     spi_profile profile = {0};
     spi_run_report report = {0};
     uint32_t rank = spi_job_rank();
-    int status = converted != SP_OK ? converted : spi_run_collect(&session, rank, &profile, &report);
+    int status = converted != SP_OK ? converted
+                                     : spi_run_collect(&session, rank, &profile, &report,
+                                                       spi_finalize_summary_sink(&summary));
     /* Counter totals live in the threads' state: collect before release. */
     if (status == SP_OK) status = spi_counters_collect(&session, rank, &profile);
     spi_counters_shutdown();
@@ -732,8 +733,8 @@ static int finalize_session(sp_results **results) {
     if (spi_finalize_summary_gather(&summary, &profile, &summary_err) == SP_ERR_MPI)
         spi_diag("%s", summary_err.message);
     int64_t summary_start = spi_clock_now_ns();
-    phase_times times = {.collect_ns = write_start - finalize_ns - summary_paths_ns,
-                         .write_ns = write_ns};
+    /* collect time includes folding the summary's paths: one walk does both */
+    phase_times times = {.collect_ns = write_start - finalize_ns, .write_ns = write_ns};
     print_report(&totals, report.recording_threads, ranks, spi_job_size(), &times, &err,
                  summary.wanted);
     spi_free(ranks);

@@ -60,29 +60,86 @@ static int allocate_row_columns(spi_row *row, int with_threads) {
                : SP_ERR_OUT_OF_MEMORY;
 }
 
-/* Fill rows[] (sized by the caller, counts set) from the threads, and add
- * each region's exclusive time into exclusive[region] (spi_exclusive_add).
- * The walk goes backward
- * (parents come from call_parents.h) over the threads from the last
- * attached, and fills each row from its end, so each row holds its calls
- * thread by thread, each thread's in end order: start order unless
- * recursion or several threads interleave them (sort_row).
- * hosts (may be NULL): the OpenMP fork parents of worker roots. SP_OK or
- * SP_ERR_OUT_OF_MEMORY. */
+/* Where each thread's calls go in the rows: a row holds its calls thread
+ * by thread in attach order (each thread's in end order: start order
+ * unless recursion interleaves them), so a row of threads that ran one
+ * after another needs no sort. The walk visits the threads in
+ * spi_run_walk_order and each thread backward, so a thread's calls of a
+ * region fill its segment from the end: `end` is one past it. */
+typedef struct row_segment {
+    uint32_t region;          /* handle */
+    uint64_t end;             /* in the region's row */
+} row_segment;
+
+typedef struct row_layout {
+    row_segment *segments;    /* thread by thread, attach order */
+    size_t *first;            /* [thread_count + 1]: a thread's segments */
+    size_t count;
+    size_t capacity;
+} row_layout;
+
+/* Count each region's calls (calls[], zeroed, [region_count]) and lay out
+ * the threads' segments. SP_OK or SP_ERR_OUT_OF_MEMORY. */
+static int count_calls(const spi_session *session, int region_count, uint64_t *calls,
+                       row_layout *layout, spi_run_report *report) {
+    size_t thread_count = (size_t)session->thread_count;
+    uint64_t *here = spi_calloc((size_t)region_count + 1, sizeof *here);
+    uint32_t *touched = spi_malloc(((size_t)region_count + 1) * sizeof *touched);
+    layout->first = spi_malloc((thread_count + 1) * sizeof *layout->first);
+    int status = here && touched && layout->first ? SP_OK : SP_ERR_OUT_OF_MEMORY;
+    size_t index = 0;
+    for (const spi_thread *t = session->threads; t && status == SP_OK; t = t->next, index++) {
+        size_t regions = 0;
+        SPI_FOR_EACH_EVENT(t, e) {
+            uint32_t r = spi_event_region(e);
+            if (here[r]++ == 0) touched[regions++] = r;
+        }
+        if (regions) report->recording_threads++;
+        layout->first[index] = layout->count;
+        if (layout->count + regions > layout->capacity) {
+            size_t capacity = layout->capacity ? layout->capacity * 2 : 64;
+            while (capacity < layout->count + regions) capacity *= 2;
+            row_segment *grown = spi_reallocarray(layout->segments, capacity, sizeof *grown);
+            if (!grown) {
+                status = SP_ERR_OUT_OF_MEMORY;
+                break;
+            }
+            layout->segments = grown;
+            layout->capacity = capacity;
+        }
+        for (size_t k = 0; k < regions; k++) {
+            uint32_t r = touched[k];
+            calls[r] += here[r];
+            layout->segments[layout->count++] = (row_segment){r, calls[r]};
+            here[r] = 0;
+        }
+    }
+    if (status == SP_OK) layout->first[index] = layout->count;
+    spi_free(here);
+    spi_free(touched);
+    return status;
+}
+
+/* Fill rows[] (sized by the caller, counts set) from the threads in
+ * spi_run_walk_order, and add each region's exclusive time into
+ * exclusive[region] (spi_exclusive_add); `fold`, when not NULL, takes
+ * every call too (run_paths.h). hosts (may be NULL): the OpenMP fork
+ * parents of worker roots. SP_OK or SP_ERR_OUT_OF_MEMORY. */
 static int fill_rows(spi_session *session, spi_row *rows, size_t row_count,
                      const int32_t *row_of_region, int with_threads, const int64_t *bases,
-                     const spi_omp_hosts *hosts, int64_t *exclusive) {
-    size_t thread_count = (size_t)session->thread_count;
-    spi_thread **threads = spi_malloc((thread_count ? thread_count : 1) * sizeof *threads);
+                     const spi_omp_hosts *hosts, const row_layout *layout, int64_t *exclusive,
+                     spi_call_fold *fold) {
+    spi_thread **threads = NULL;
+    size_t *order = NULL;
     uint64_t *left = spi_malloc((row_count ? row_count : 1) * sizeof *left);
-    int status = threads && left ? SP_OK : SP_ERR_OUT_OF_MEMORY;
-    size_t index = 0;
-    for (spi_thread *t = session->threads; t && status == SP_OK; t = t->next)
-        threads[index++] = t;
-    for (size_t r = 0; r < row_count && status == SP_OK; r++) left[r] = rows[r].count;
-    while (index-- > 0 && status == SP_OK) {
+    int status = left ? spi_run_walk_order(session, &threads, &order) : SP_ERR_OUT_OF_MEMORY;
+    for (size_t k = 0; k < (size_t)session->thread_count && status == SP_OK; k++) {
+        size_t index = order[k];
         spi_thread *t = threads[index];
         int64_t base = bases[index];
+        for (size_t s = layout->first[index]; s < layout->first[index + 1]; s++)
+            left[row_of_region[layout->segments[s].region]] = layout->segments[s].end;
+        if (fold) spi_call_fold_thread(fold, t, index);
         spi_call_walk walk;
         spi_call_walk_open(&walk, session, t, false);
         const spi_event *e;
@@ -92,16 +149,19 @@ static int fill_rows(spi_session *session, spi_row *rows, size_t row_count,
             int32_t r = row_of_region[spi_event_region(e)];
             spi_row *row = &rows[r];
             uint64_t i = --left[r];
+            int64_t parent_id = spi_run_parent_id(t, e, parent, base, hosts);
             row->starts[i] = e->start_ns;
             row->durations[i] = e->duration_ns;
             row->call_ids[i] = base + spi_event_sequence(e);
-            row->parent_ids[i] = spi_run_parent_id(t, e, parent, base, hosts);
+            row->parent_ids[i] = parent_id;
             if (with_threads) row->thread_ids[i] = t->index;
+            if (fold) spi_call_fold_call(fold, &walk, e, parent, parent_id);
         }
         spi_call_walk_close(&walk);
     }
     spi_free(left);
     spi_free(threads);
+    spi_free(order);
     return status;
 }
 
@@ -180,7 +240,8 @@ static bool rows_too_large(const spi_session *session) {
 }
 
 int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
-                    spi_run_report *report) {
+                    spi_run_report *report, spi_run_paths *paths) {
+    if (paths) *paths = (spi_run_paths){.status = SP_OK};
     *report = (spi_run_report){0};
     spi_run_report_open_calls(session, report);
     /* a bounded trace that wrote to its spill file, or a bounded or
@@ -197,7 +258,7 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
     }
     if (!session->aggregate &&
         (spi_session_spilled(session) || (session->spill && rows_too_large(session)))) {
-        int status = spi_run_collect_stream(session, rank, profile, report);
+        int status = spi_run_collect_stream(session, rank, profile, report, paths);
         if (status != SP_OK) spi_profile_free(profile);
         return status;
     }
@@ -210,19 +271,12 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
     }
 
     int region_count = spi_registry_count();
-    uint64_t *calls = spi_calloc((size_t)region_count, sizeof *calls);
-    int64_t *exclusive = spi_calloc((size_t)region_count, sizeof *exclusive);
+    uint64_t *calls = spi_calloc((size_t)region_count + 1, sizeof *calls);
+    int64_t *exclusive = spi_calloc((size_t)region_count + 1, sizeof *exclusive);
     int32_t *row_of_region = spi_malloc((size_t)(region_count ? region_count : 1) * sizeof(int32_t));
+    row_layout layout = {0};
     int status = calls && exclusive && row_of_region ? SP_OK : SP_ERR_OUT_OF_MEMORY;
-
-    for (const spi_thread *t = session->threads; t && status == SP_OK; t = t->next) {
-        uint64_t before = 0;
-        SPI_FOR_EACH_EVENT(t, e) {
-            calls[spi_event_region(e)]++;
-            before++;
-        }
-        if (before) report->recording_threads++;
-    }
+    if (status == SP_OK) status = count_calls(session, region_count, calls, &layout, report);
 
     /* One row per region with calls, in registration order; the region
      * table holds exactly those names (the writer skips zero-call regions). */
@@ -252,9 +306,13 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
     int64_t *bases = spi_run_thread_bases(session);
     if (!bases && status == SP_OK) status = SP_ERR_OUT_OF_MEMORY;
     if (status == SP_OK && spi_run_has_omp_workers(session)) status = spi_omp_hosts_build(&hosts, session, bases);
+    spi_call_fold fold = {.status = SP_ERR_OUT_OF_MEMORY};
+    if (status == SP_OK && paths) /* a failure is the fold's status only */
+        (void)spi_call_fold_open(&fold, session, rank, bases, hosts != NULL);
     if (status == SP_OK)
         status = fill_rows(session, profile->rows, profile->row_count, row_of_region, with_threads,
-                           bases, hosts, exclusive);
+                           bases, hosts, &layout, exclusive, paths ? &fold : NULL);
+    if (paths) spi_call_fold_finish(&fold, status, paths);
     for (int r = 0; r < region_count && status == SP_OK; r++)
         if (row_of_region[r] >= 0) profile->rows[row_of_region[r]].exclusive_total = exclusive[r];
     spi_omp_hosts_free(hosts);
@@ -272,6 +330,12 @@ int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
     spi_free(calls);
     spi_free(exclusive);
     spi_free(row_of_region);
+    spi_free(layout.segments);
+    spi_free(layout.first);
     if (status != SP_OK) spi_profile_free(profile);
+    if (status != SP_OK && paths && paths->status == SP_OK) { /* no profile: no table */
+        spi_free(paths->paths);
+        *paths = (spi_run_paths){.status = status};
+    }
     return status;
 }

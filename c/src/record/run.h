@@ -12,6 +12,7 @@
 
 #include "profile/profile.h"
 #include "record/recorder.h"
+#include "record/run_paths.h"
 
 typedef struct spi_run_report {
     uint64_t open_calls;      /* still open at finalize, dropped */
@@ -22,9 +23,13 @@ typedef struct spi_run_report {
 
 /* Fill `profile` (zeroed by the caller) with rank `rank` of the session.
  * Metadata is left to the caller. Prints one line per region still open.
- * Returns SP_OK or SP_ERR_OUT_OF_MEMORY (profile then freed). */
+ * paths: NULL, or for a trace the summary's call paths folded in the same
+ * walk (run_paths.h: a failure of the fold is paths->status only, never
+ * the collect's); an aggregate session leaves it empty with SP_OK (its
+ * paths are the profile's own). Returns SP_OK or SP_ERR_OUT_OF_MEMORY
+ * (profile then freed), or for a spilled session SP_ERR_OUTPUT. */
 int spi_run_collect(spi_session *session, uint32_t rank, spi_profile *profile,
-                    spi_run_report *report);
+                    spi_run_report *report, spi_run_paths *paths);
 
 /* The aggregate-mode part of spi_run_collect (run_aggregate.c): call paths
  * and one aggregate row per region. report->recording_threads is added to;
@@ -40,9 +45,10 @@ int spi_run_collect_aggregate(const spi_session *session, uint32_t rank, spi_pro
  * parents, order and statistics the in-memory path gives. Consumes the
  * session's events (memory chunks are released as they are read) and takes
  * over its spill file. SP_OK, SP_ERR_OUT_OF_MEMORY or SP_ERR_OUTPUT (the
- * spill file cannot be read or extended); the caller frees the profile. */
+ * spill file cannot be read or extended); the caller frees the profile.
+ * paths as for spi_run_collect. */
 int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *profile,
-                           spi_run_report *report);
+                           spi_run_report *report, spi_run_paths *paths);
 
 /* Report every call still open at finalize (one line each, up to the
  * diagnostics limit) and add the threads' dropped calls to `report`. */

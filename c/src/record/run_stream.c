@@ -236,8 +236,11 @@ static int emit_run(stream_pass *p) {
     return SP_OK;
 }
 
-static int pass_thread(stream_pass *p, spi_session *session, spi_thread *t, int64_t base,
-                       const spi_omp_hosts *hosts) {
+/* Thread t (attach index `index`) into the run buffer; `fold`, when not
+ * NULL, takes every call too (run_paths.h). */
+static int pass_thread(stream_pass *p, spi_session *session, spi_thread *t, size_t index,
+                       int64_t base, const spi_omp_hosts *hosts, spi_call_fold *fold) {
+    if (fold) spi_call_fold_thread(fold, t, index);
     spi_call_walk walk;
     spi_call_walk_open(&walk, session, t, true);
     const spi_event *e;
@@ -249,11 +252,12 @@ static int pass_thread(stream_pass *p, spi_session *session, spi_thread *t, int6
         p->region_calls[region]++;
         p->region_totals[region] += (uint64_t)e->duration_ns;
         spi_exclusive_add(p->region_exclusive, e, parent);
+        int64_t parent_id = spi_run_parent_id(t, e, parent, base, hosts);
         p->buffer[p->buffered++] = (stream_call){
             .start = e->start_ns, .duration = e->duration_ns,
-            .call_id = base + spi_event_sequence(e),
-            .parent_id = spi_run_parent_id(t, e, parent, base, hosts),
+            .call_id = base + spi_event_sequence(e), .parent_id = parent_id,
             .region = region, .thread = (uint32_t)t->index};
+        if (fold) spi_call_fold_call(fold, &walk, e, parent, parent_id);
     }
     spi_call_walk_close(&walk);
     return status;
@@ -476,7 +480,8 @@ static void free_pass(stream_pass *p) {
 }
 
 int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *profile,
-                           spi_run_report *report) {
+                           spi_run_report *report, spi_run_paths *paths) {
+    if (paths) *paths = (spi_run_paths){.status = SP_ERR_OUT_OF_MEMORY};
     stream_source *s = spi_calloc(1, sizeof *s);
     if (!s) return SP_ERR_OUT_OF_MEMORY;
     s->base = (spi_row_source){source_next, source_row_stats, source_release};
@@ -509,9 +514,20 @@ int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *pro
     s->with_threads = report->recording_threads > 1;
     spi_omp_hosts *hosts = NULL;
     if (status == SP_OK && spi_run_has_omp_workers(session)) status = spi_omp_hosts_build(&hosts, session, bases);
-    size_t index = 0;
-    for (spi_thread *t = session->threads; t && status == SP_OK; t = t->next, index++)
-        status = pass_thread(&p, session, t, bases[index], hosts);
+    /* the threads in the order the summary's fold needs (run_paths.h); the
+     * runs are sorted, so the order changes nothing else */
+    spi_thread **threads = NULL;
+    size_t *order = NULL;
+    if (status == SP_OK) status = spi_run_walk_order(session, &threads, &order);
+    spi_call_fold fold = {.status = SP_ERR_OUT_OF_MEMORY};
+    if (status == SP_OK && paths) /* a failure is the fold's status only */
+        (void)spi_call_fold_open(&fold, session, rank, bases, hosts != NULL);
+    for (size_t k = 0; k < (size_t)session->thread_count && status == SP_OK; k++)
+        status = pass_thread(&p, session, threads[order[k]], order[k], bases[order[k]], hosts,
+                             paths ? &fold : NULL);
+    if (paths) spi_call_fold_finish(&fold, status, paths);
+    spi_free(threads);
+    spi_free(order);
     spi_omp_hosts_free(hosts);
     spi_free(bases);
 
@@ -540,5 +556,9 @@ int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *pro
     if (s->with_threads) profile->event_columns |= SPI_EV_BIT(SPI_EV_THREAD_IDS);
     if (status == SP_OK && s->with_threads) status = spi_run_fill_threads(session, rank, profile);
     session->spill = NULL;
+    if (status != SP_OK && paths && paths->status == SP_OK) { /* no profile: no table */
+        spi_free(paths->paths);
+        *paths = (spi_run_paths){.status = status};
+    }
     return status;
 }

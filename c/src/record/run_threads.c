@@ -28,6 +28,25 @@ int64_t spi_run_parent_id(const spi_thread *t, const spi_event *e,
                                base + spi_event_sequence(e));
 }
 
+int spi_run_walk_order(spi_session *session, spi_thread ***threads, size_t **walk) {
+    size_t count = (size_t)session->thread_count;
+    *threads = spi_malloc((count ? count : 1) * sizeof **threads);
+    *walk = spi_malloc((count ? count : 1) * sizeof **walk);
+    if (!*threads || !*walk) {
+        spi_free(*threads);
+        spi_free(*walk);
+        *threads = NULL;
+        *walk = NULL;
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    size_t index = 0, next = 0;
+    for (spi_thread *t = session->threads; t; t = t->next) (*threads)[index++] = t;
+    for (int workers = 0; workers < 2; workers++)
+        for (size_t i = 0; i < index; i++)
+            if ((*threads)[i]->omp_worker == (workers == 1)) (*walk)[next++] = i;
+    return SP_OK;
+}
+
 bool spi_run_has_omp_workers(const spi_session *session) {
     for (const spi_thread *t = session->threads; t; t = t->next)
         if (t->omp_worker && (t->head || t->spilled_count)) return true;

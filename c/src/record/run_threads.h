@@ -7,6 +7,7 @@
 #define SPI_RUN_THREADS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "profile/profile.h"
@@ -33,6 +34,17 @@ int64_t *spi_run_thread_bases(const spi_session *session);
  * of every other thread even when no worker recorded (issue 31: a full
  * read of a 20M-call trace's spill file, twice per finalize). Pure. */
 bool spi_run_has_omp_workers(const spi_session *session);
+
+/* The order of every walk over a session's threads that folds call paths
+ * (run.c, run_stream.c, run_paths.h): the threads that are not OpenMP
+ * workers in attach order, then the workers in attach order, so a worker
+ * root's fork parent is placed on its path before the root. The walk order
+ * decides the paths' numbering and the order Welford's m2 sees the calls
+ * in, so every walk takes this one. *threads: the threads by attach index;
+ * *walk: attach indices in walk order; both session->thread_count long
+ * (at least one entry), freed by the caller with spi_free. SP_OK or
+ * SP_ERR_OUT_OF_MEMORY (both NULL). */
+int spi_run_walk_order(spi_session *session, spi_thread ***threads, size_t **walk);
 
 /* profile->threads from the session's threads, tagged with `rank`. SP_OK or
  * SP_ERR_OUT_OF_MEMORY (the rows made so far stay in the profile, which the
