@@ -15,7 +15,10 @@
  * resolve here first, count, fail when their turn comes and otherwise
  * forward (dlsym RTLD_NEXT); the library is not changed for the test:
  *   PROBE_FAIL_CHUNK_AT=N       the N-th H5Dwrite_chunk fails
- *   PROBE_FAIL_COMPRESS_AT=N    the N-th libdeflate_zlib_compress returns 0
+ *   PROBE_FAIL_COMPRESS_AT=N    the N-th libdeflate_zlib_compress or
+ *                               libdeflate_deflate_compress returns 0 (the
+ *                               encoder uses the second for the front planes
+ *                               of a chunk, format/deflate_planes.c)
  *   PROBE_FAIL_COMPRESSOR_AT=N  the N-th libdeflate_alloc_compressor is NULL
  */
 #define _GNU_SOURCE
@@ -55,12 +58,15 @@ static atomic_long chunk_calls, compress_calls, compressor_calls;
  * compressor runs on the writer's threads). */
 static herr_t (*next_write_chunk)(hid_t, hid_t, uint32_t, const hsize_t *, size_t, const void *);
 static size_t (*next_compress)(void *, const void *, size_t, void *, size_t);
+static size_t (*next_raw_compress)(void *, const void *, size_t, void *, size_t);
 static void *(*next_alloc_compressor)(int);
 
 herr_t H5Dwrite_chunk(hid_t dset, hid_t dxpl, uint32_t filters, const hsize_t *offset,
                       size_t size, const void *buf);
 size_t libdeflate_zlib_compress(void *compressor, const void *in, size_t in_bytes, void *out,
                                 size_t out_bytes);
+size_t libdeflate_deflate_compress(void *compressor, const void *in, size_t in_bytes, void *out,
+                                   size_t out_bytes);
 void *libdeflate_alloc_compressor(int level);
 
 herr_t H5Dwrite_chunk(hid_t dset, hid_t dxpl, uint32_t filters, const hsize_t *offset,
@@ -73,6 +79,12 @@ size_t libdeflate_zlib_compress(void *compressor, const void *in, size_t in_byte
                                 size_t out_bytes) {
     if (turn("PROBE_FAIL_COMPRESS_AT", &compress_calls)) return 0;
     return next_compress(compressor, in, in_bytes, out, out_bytes);
+}
+
+size_t libdeflate_deflate_compress(void *compressor, const void *in, size_t in_bytes, void *out,
+                                   size_t out_bytes) {
+    if (turn("PROBE_FAIL_COMPRESS_AT", &compress_calls)) return 0;
+    return next_raw_compress(compressor, in, in_bytes, out, out_bytes);
 }
 
 void *libdeflate_alloc_compressor(int level) {
@@ -110,6 +122,7 @@ int main(int argc, char **argv) {
     calls = atol(argv[2]);
     *(void **)&next_write_chunk = real("H5Dwrite_chunk");
     *(void **)&next_compress = real("libdeflate_zlib_compress");
+    *(void **)&next_raw_compress = real("libdeflate_deflate_compress");
     *(void **)&next_alloc_compressor = real("libdeflate_alloc_compressor");
     int status = sp_setup(argv[1]);
     if (status != SP_OK) return 1;

@@ -9,6 +9,10 @@
  * trailer that HDF5's inflate expects.
  *
  * The shuffle (byte_shuffle.h) is the hot part next to the compressor.
+ * libdeflate sees only the planes up to the last one that varies: the
+ * constant high planes after it (zeros in deltas, durations and ids) are
+ * appended by deflate_planes.c, which took two thirds of libdeflate's time
+ * for a few hundred bytes (issue 31); the stream is otherwise libdeflate's.
  *
  * Constant chunks (every element the same: a row's parent ids when its
  * calls share one parent or are roots, its thread ids) are common and cost
@@ -28,6 +32,7 @@
 #include <string.h>
 
 #include "format/byte_shuffle.h"
+#include "format/deflate_planes.h"
 #include "scope_profiler.h"
 #include "util/alloc.h"
 
@@ -110,8 +115,16 @@ int spi_chunk_encode(spi_chunk_encoder *encoder, const void *raw, size_t raw_byt
         return SP_OK;
     }
     spi_byte_shuffle(raw, encoder->shuffled, raw_bytes, element_bytes);
-    size_t stored = libdeflate_zlib_compress(encoder->compressor, encoder->shuffled, raw_bytes, out,
-                                             out_capacity);
+    /* The constant high planes written directly, the rest by libdeflate
+     * (deflate_planes.h); a chunk whose top plane varies, or one too small,
+     * is libdeflate's alone. */
+    size_t stored = 0;
+    int planes = spi_deflate_planes(encoder->compressor, encoder->shuffled, raw_bytes,
+                                    element_bytes, out, out_capacity, &stored);
+    if (planes == SPI_PLANES_FAILED) return SP_ERR_OUTPUT;
+    if (planes == SPI_PLANES_DECLINED)
+        stored = libdeflate_zlib_compress(encoder->compressor, encoder->shuffled, raw_bytes, out,
+                                          out_capacity);
     if (stored == 0) return SP_ERR_OUTPUT; /* cannot happen within the bound */
     if (constant && stored <= CONSTANT_MAX_ENCODED) {
         constant_chunk *c = &encoder->constants[encoder->next_constant];

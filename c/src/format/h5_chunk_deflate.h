@@ -11,10 +11,13 @@
  *   shuffle: byte k of element i goes to position k * elements + i (HDF5's
  *            H5Z_FILTER_SHUFFLE with the element size as its parameter);
  *   deflate: a zlib stream (2-byte header, raw deflate, Adler-32), which is
- *            what H5Z_FILTER_DEFLATE inflates. HDF5 1.10 keeps the deflated
- *            chunk even when it is larger than the input (its output buffer
- *            is zlib's compressBound), so we do the same: the output
- *            capacity is libdeflate's bound and nothing is stored raw.
+ *            what H5Z_FILTER_DEFLATE inflates: libdeflate's blocks for the
+ *            byte planes up to the last one that varies, then blocks of our
+ *            own for the constant planes after it (deflate_planes.h). HDF5
+ *            1.10 keeps the deflated chunk even when it is larger than the
+ *            input (its output buffer is zlib's compressBound), so we do the
+ *            same: the output capacity is libdeflate's bound and nothing is
+ *            stored raw.
  *
  * An encoder is owned by one thread at a time (libdeflate's compressor is
  * not thread-safe); different encoders may run concurrently.
