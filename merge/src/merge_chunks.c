@@ -78,9 +78,9 @@ static bool ensure_buffers(spm_chunk_column *c, size_t slot) {
     return true;
 }
 
-/* Chunk `index` decoded into slot; false when it must go through HDF5
- * (or memory ran out: *oom). */
-static bool decode(spm_chunk_column *c, uint64_t index, size_t slot, bool *oom) {
+/* Chunk `index` decoded into `out` (one chunk long; slot's buffer when
+ * NULL); false when it must go through HDF5 (or memory ran out: *oom). */
+static bool decode(spm_chunk_column *c, uint64_t index, size_t slot, int64_t *out, bool *oom) {
     if (!ensure_buffers(c, slot)) {
         *oom = true;
         return false;
@@ -93,7 +93,26 @@ static bool decode(spm_chunk_column *c, uint64_t index, size_t slot, bool *oom) 
         return false;
     }
     return spi_chunk_decode(c->inflater, &c->layout, c->stored, stored_bytes, c->shuffled_bytes,
-                            c->decoded[slot]);
+                            out ? out : c->decoded[slot]);
+}
+
+int spm_chunks_stored(spm_chunk_column *c, uint64_t chunk_elements, uint64_t index,
+                      const void **data, size_t *bytes) {
+    *data = NULL;
+    *bytes = 0;
+    /* Only the shuffled layout: the writer's columns are shuffle + deflate,
+     * and a chunk is copied only where both decode the same way. */
+    if (!c || !c->layout.shuffled || c->layout.chunk_elements != chunk_elements ||
+        index >= c->layout.length / chunk_elements)
+        return SP_OK;
+    size_t stored_bytes = 0;
+    spi_chunk_fetch_result fetched =
+        spi_chunk_fetch(c->dset, &c->layout, index, &c->stored, &c->stored_capacity, &stored_bytes);
+    if (fetched == SPI_CHUNK_NO_MEMORY) return SP_ERR_OUT_OF_MEMORY;
+    if (fetched != SPI_CHUNK_FETCHED) return SP_OK;
+    *data = c->stored;
+    *bytes = stored_bytes;
+    return SP_OK;
 }
 
 int spm_chunks_read(spm_chunk_column *c, uint64_t pos, uint64_t count, int64_t *out,
@@ -107,11 +126,21 @@ int spm_chunks_read(spm_chunk_column *c, uint64_t pos, uint64_t count, int64_t *
         uint64_t chunk = c->layout.chunk_elements;
         uint64_t at = pos + copied, index = at / chunk, within = at % chunk;
         size_t slot = c->which[0] == index ? 0 : c->which[1] == index ? 1 : 2;
+        if (slot == 2 && within == 0 && count - copied >= chunk) {
+            /* The whole chunk is asked for (the merge's blocks are chunks):
+             * decoded straight into out, no copy. No other read wants it:
+             * rows do not share events. */
+            bool oom = false;
+            if (!decode(c, index, c->newest ^ 1u, out + copied, &oom))
+                return oom ? SP_ERR_OUT_OF_MEMORY : SP_OK;
+            copied += chunk;
+            continue;
+        }
         if (slot == 2) {
             slot = c->newest ^ 1u; /* the one used longer ago goes */
             bool oom = false;
             c->which[slot] = UINT64_MAX;
-            if (!decode(c, index, slot, &oom)) return oom ? SP_ERR_OUT_OF_MEMORY : SP_OK;
+            if (!decode(c, index, slot, NULL, &oom)) return oom ? SP_ERR_OUT_OF_MEMORY : SP_OK;
             c->which[slot] = index;
         }
         c->newest = (unsigned)slot;

@@ -360,8 +360,9 @@ int spm_cursor_fill(spm_cursor *c, spi_error *err) {
     uint64_t to_boundary = SPM_BLOCK_EVENTS - file_pos % SPM_BLOCK_EVENTS;
     if (n > to_boundary) n = to_boundary;
     spi_h5r h = {.file = c->in->file, .path = c->in->path, .err = err};
+    unsigned read = c->want & ~(c->skip & ~(1u << SPM_START));
     for (int k = 0; k < SPM_COL_COUNT; k++) {
-        if (!(c->want & (1u << k))) continue;
+        if (!(read & (1u << k))) continue;
         bool decoded = false;
         if (spm_chunks_read(c->in->chunked[k], file_pos, n, c->col[k], &decoded) != SP_OK)
             return oom(c->in->path, err);

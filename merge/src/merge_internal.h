@@ -46,6 +46,15 @@ void spm_chunks_close(spm_chunk_column *column);
 int spm_chunks_read(spm_chunk_column *column, uint64_t pos, uint64_t count, int64_t *out,
                     bool *done);
 
+/* Chunk `index` of the column as stored (filter mask 0, within deflate's
+ * bound: spi_chunk_fetch) into *data (valid until the column's next read)
+ * and *bytes, for a copy into the output (merge_write.c); *data NULL when
+ * it is not to be copied: no decoder, not the shuffled layout, another
+ * chunk size than chunk_elements, a partial last chunk, or a chunk HDF5
+ * must decide about. SP_OK or SP_ERR_OUT_OF_MEMORY. Not thread-safe. */
+int spm_chunks_stored(spm_chunk_column *column, uint64_t chunk_elements, uint64_t index,
+                      const void **data, size_t *bytes);
+
 typedef struct spm_input {
     const char *path;
     size_t arg_index;
@@ -82,6 +91,9 @@ typedef struct spm_cursor {
     size_t len;                /* events in the current block */
     size_t cap;                /* 0 = borrowed arrays (whole inputs) */
     unsigned want;             /* columns to deliver */
+    unsigned skip;             /* columns the next fills leave unread (stale
+                                  values): merge_write.c's copied chunks;
+                                  never SPM_START */
     int64_t *col[SPM_COL_COUNT];
     int64_t acc;               /* running sum of start deltas */
 } spm_cursor;

@@ -5,6 +5,21 @@
  * new parents pass 1 left in the scratch file; parent references are
  * checked against the ids pass 1 collected. Then the rank<N> groups are
  * copied (merge_aux.c) and the file is published, or nothing is.
+ *
+ * Chunk copy (issue 31): where an input's chunk lands on an output chunk
+ * whole (its events start at the same offset modulo the chunk size in
+ * both files and belong to rows that follow each other in both) and a
+ * column's values do not change in the merge (row_unchanged), the stored
+ * chunk is copied as it is (H5Dread_chunk -> the writer's
+ * spi_writer_put_encoded_chunk -> H5Dwrite_chunk) instead of being
+ * decoded, renumbered and compressed again; that column is then not even
+ * decoded (the cursor's skip mask), except the starts, which the writer
+ * needs as the delta base. Only columns of the one layout
+ * h5_chunk_inflate.h takes with shuffle, with the writer's chunk size,
+ * filter mask 0, are copied; everything else takes the value path as
+ * before, so the file holds the same values either way
+ * (tests/merge/chunk_copy_test.py). SCOPE_PROFILER_MERGE_VALUE_PATH=1
+ * turns it off with the decoders.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,7 +38,81 @@ typedef struct out_buffers {
     /* Lookups in the id maps of cells that are not dense (merge_ids.c):
      * one per kind of id, since each walks its own part of the map. */
     spm_id_lookup calls, parents, hosts;
+    uint64_t out_pos;          /* events appended to the writer so far */
+    size_t chunk_elements;     /* the writer's chunk; 0: no chunk is copied */
+    unsigned copied;           /* spi_event_col bits put encoded for the chunk */
+    uint64_t copied_end;       /* ... that ends here (output position) */
 } out_buffers;
+
+/* The output column of each merge column. */
+static const int out_col[SPM_COL_COUNT] = {
+    [SPM_START] = SPI_EV_START_DELTAS, [SPM_DURATION] = SPI_EV_DURATIONS,
+    [SPM_GPU] = SPI_EV_GPU_DURATIONS,  [SPM_CALL] = SPI_EV_CALL_IDS,
+    [SPM_PARENT] = SPI_EV_PARENT_IDS,  [SPM_THREAD] = SPI_EV_THREAD_IDS,
+    [SPM_TASK] = SPI_EV_TASK_IDS,      [SPM_AWAIT] = SPI_EV_AWAIT_NS};
+
+/* The columns (SPM bits) whose stored values row r of input i on rank
+ * index ri keeps in the output exactly as stored, per what write_row does
+ * to each: ids shifted by 0 (pass 1 refused ids below -1, so -1 stays
+ * -1), no adopted parents, every thread its own lane, and start deltas
+ * and durations as the writer computes them. */
+static unsigned row_unchanged(const spm_merge *m, size_t i, size_t r, size_t ri) {
+    const spm_input *in = &m->inputs[i];
+    if (in->whole || !in->deltas) return 0;
+    size_t cell = i * m->rank_count + ri, slot = m->slot_base[i] + r;
+    unsigned same = 1u << SPM_START | 1u << SPM_DURATION;
+    same |= in->columns & (1u << SPM_GPU | 1u << SPM_TASK | 1u << SPM_AWAIT);
+    const spm_id_cell *ids = &m->ids[cell];
+    bool ids_same = ids->count == 0 || (ids->dense && m->id_offset[cell] == ids->first);
+    if (ids_same) same |= in->columns & (1u << SPM_CALL);
+    if (ids_same && !(m->slot_adopted[slot] && m->rank_nested[ri]))
+        same |= in->columns & (1u << SPM_PARENT);
+    if (m->out_thread_count && (in->columns & (1u << SPM_THREAD))) {
+        const spm_thread_set *t = &m->thread_sets[cell];
+        bool lanes_same = !m->has_unknown[cell] || m->unknown_lane[cell] == -1;
+        for (size_t k = 0; k < t->count && lanes_same; k++)
+            lanes_same = t->lanes[k] == t->indices[k];
+        if (lanes_same) same |= 1u << SPM_THREAD;
+    }
+    return same;
+}
+
+/* Before the block of row on[x] that starts at row position `pos`: when
+ * it starts an output chunk and the input's chunk there is the same
+ * events, put the unchanged columns' stored chunks into the writer;
+ * b->copied says which were taken, until b->copied_end. */
+static int copy_chunks(spm_merge *m, spi_writer *w, size_t i, const size_t *on, size_t on_count,
+                       size_t x, size_t ri, uint64_t pos, out_buffers *b, spi_error *err) {
+    spm_input *in = &m->inputs[i];
+    uint64_t chunk = b->chunk_elements;
+    uint64_t file_pos = in->offsets[on[x]] + pos;
+    if (chunk != SPM_BLOCK_EVENTS || b->out_pos % chunk || file_pos % chunk) return SP_OK;
+    /* The chunk's events: this row's rest and the rows after it, as long
+     * as they follow each other in the input file too. */
+    unsigned same = row_unchanged(m, i, on[x], ri);
+    uint64_t covered = in->prof.rows[on[x]].count - pos;
+    for (size_t y = x; covered < chunk && same && y + 1 < on_count; y++) {
+        const spi_row *row = &in->prof.rows[on[y]];
+        if (in->offsets[on[y + 1]] != in->offsets[on[y]] + row->count) break;
+        same &= row_unchanged(m, i, on[y + 1], ri);
+        covered += in->prof.rows[on[y + 1]].count;
+    }
+    if (covered < chunk) return SP_OK;
+    for (int k = 0; k < SPM_COL_COUNT; k++) {
+        if (!(same & (1u << k))) continue;
+        const void *data = NULL;
+        size_t bytes = 0;
+        if (spm_chunks_stored(in->chunked[k], chunk, file_pos / chunk, &data, &bytes) != SP_OK)
+            return spm_oom(err);
+        bool taken = false;
+        int status = data ? spi_writer_put_encoded_chunk(w, out_col[k], data, bytes, &taken, err)
+                          : SP_OK;
+        if (status != SP_OK) return status;
+        if (taken) b->copied |= 1u << k;
+    }
+    if (b->copied) b->copied_end = b->out_pos + chunk;
+    return SP_OK;
+}
 
 /* out[k]: ids[k] renumbered (offset plus its rank among the cell's ids),
  * -1 for none. Pass 1 saw every id and merge_ids.c checked every parent,
@@ -47,8 +136,10 @@ static int renumber(const spm_merge *m, spm_id_lookup *l, size_t cell, int64_t o
     return SP_OK;
 }
 
-static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t rank_idx,
-                     out_buffers *b, spi_error *err) {
+static int write_row(spm_merge *m, spi_writer *w, size_t input, const size_t *on,
+                     size_t on_count, size_t x, size_t rank_idx, out_buffers *b,
+                     spi_error *err) {
+    size_t r = on[x];
     spm_input *in = &m->inputs[input];
     const spi_row *row = &in->prof.rows[r];
     size_t slot = m->slot_base[input] + r;
@@ -78,8 +169,14 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
     bool lane_known = false;
     int64_t lane_thread = -1, lane = -1;
     for (;;) {
-        status = spm_cursor_fill(&cur, err);
+        if (b->copied && b->out_pos >= b->copied_end) b->copied = 0;
+        if (!b->copied && !in->whole)
+            status = copy_chunks(m, w, input, on, on_count, x, rank_idx, cur.next, b, err);
+        /* Copied columns are not read: their values would be ignored. */
+        cur.skip = b->copied;
+        if (status == SP_OK) status = spm_cursor_fill(&cur, err);
         if (status != SP_OK || cur.len == 0) break;
+        unsigned copied = b->copied;
         /* Whole inputs deliver a row at once; emit it in bounded pieces. */
         for (size_t done = 0; done < cur.len && status == SP_OK;) {
             size_t n = cur.len - done;
@@ -105,7 +202,9 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
                     memset((char *)b->adopt + got, 0, bytes - (size_t)got);
             }
             bool numbered = cur.col[SPM_CALL] || m->number_all;
-            if (cur.col[SPM_CALL]) {
+            if (copied & (1u << SPM_CALL)) {
+                chunk.columns[SPI_EV_CALL_IDS] = cur.col[SPM_CALL]; /* ignored */
+            } else if (cur.col[SPM_CALL]) {
                 status = renumber(m, &b->calls, cell, id_offset, cur.col[SPM_CALL] + done, n,
                                   b->call, err);
                 chunk.columns[SPI_EV_CALL_IDS] = b->call;
@@ -116,7 +215,9 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
                     status = renumber(m, &b->calls, cell, id_offset, b->parent, n, b->call, err);
                 chunk.columns[SPI_EV_CALL_IDS] = b->call;
             }
-            if (status == SP_OK && (cur.col[SPM_PARENT] || (numbered && adopted))) {
+            if (copied & (1u << SPM_PARENT)) {
+                chunk.columns[SPI_EV_PARENT_IDS] = cur.col[SPM_PARENT]; /* ignored */
+            } else if (status == SP_OK && (cur.col[SPM_PARENT] || (numbered && adopted))) {
                 /* Without parent_ids every call is stored as a root. The
                  * parents exist and enclose their calls (merge_ids.c). */
                 if (cur.col[SPM_PARENT])
@@ -143,7 +244,9 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
                 }
                 chunk.columns[SPI_EV_PARENT_IDS] = b->parent;
             }
-            if (m->out_thread_count) {
+            if (m->out_thread_count && (copied & (1u << SPM_THREAD))) {
+                chunk.columns[SPI_EV_THREAD_IDS] = cur.col[SPM_THREAD]; /* ignored */
+            } else if (m->out_thread_count) {
                 /* Every call gets its lane's output thread (merge_lanes.c);
                  * a call without a thread too. */
                 const int64_t *ids = cur.col[SPM_THREAD] ? cur.col[SPM_THREAD] + done : NULL;
@@ -160,6 +263,7 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, size_t r, size_t
                 chunk.columns[SPI_EV_THREAD_IDS] = b->thread;
             }
             if (status == SP_OK) status = spi_writer_append_events(w, &chunk, err);
+            b->out_pos += n;
             spm_report(m, n);
             done += n;
         }
@@ -208,6 +312,9 @@ int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
                                 .thread_count = m->out_thread_count, .event_columns = columns};
     spi_writer *w = NULL;
     if (status == SP_OK) status = spi_writer_create(&w, output, &layout, err);
+    /* Chunks are copied from the decoders' columns: none on the value path. */
+    if (status == SP_OK && !spm_chunks_disabled())
+        b.chunk_elements = spi_writer_event_chunk_elements(w);
     if (status == SP_OK) status = spi_writer_write_metadata(w, &meta, err);
     if (status == SP_OK) status = spi_writer_write_region_names(w, names, name_count, err);
     if (status == SP_OK)
@@ -217,7 +324,7 @@ int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
             size_t on_count = 0;
             const size_t *on = spm_rows_on_rank(m, i, m->ranks[ri], &on_count);
             for (size_t x = 0; x < on_count && status == SP_OK; x++)
-                status = write_row(m, w, i, on[x], ri, &b, err);
+                status = write_row(m, w, i, on, on_count, x, ri, &b, err);
         }
     if (status == SP_OK)
         status = spm_copy_aux(m->inputs, m->input_count, spi_writer_file(w), output, err);

@@ -13,7 +13,10 @@
  * to the chunk size, as HDF5 stores an edge chunk.
  *
  * Memory: one chunk buffer per column plus the pool's slots and encoders,
- * fixed at open (about 1 MiB per slot; 2 * (threads - 1) + columns slots).
+ * fixed at open (about 1 MiB per slot; 2 * (threads - 1) + columns slots);
+ * chunks put encoded add at most 3 * SPI_EV_COUNT buffers, each as large
+ * as the largest such chunk (the current ones and a queue waiting for
+ * older pooled chunks).
  *
  * Errors: SP_ERR_HDF5 (H5Dwrite_chunk failed: HDF5's error stack and errno
  * say why), SP_ERR_OUT_OF_MEMORY, SP_ERR_OUTPUT (the compressor refused);
@@ -46,13 +49,35 @@ int spi_event_chunks_open(spi_event_chunks **chunks, const hid_t datasets[SPI_EV
                           uint64_t event_count, unsigned threads);
 
 /* Where the next values of `column` go: room for *room values (at least 1
- * while the columns are not full), the rest of the current chunk. */
+ * while the columns are not full), the rest of the current chunk; NULL
+ * (with the room set) when the chunk of that column was put encoded
+ * (spi_event_chunks_put_encoded): its values are not written. */
 int64_t *spi_event_chunks_span(spi_event_chunks *chunks, int column, size_t *room);
 
 /* `count` values (at most the room) were put into every column's span:
  * full chunks are submitted, finished ones written. After the last value
  * of the columns, the partial chunk is submitted and everything written. */
 int spi_event_chunks_advance(spi_event_chunks *chunks, size_t count);
+
+/* Store the current chunk of `column` as `bytes` already-encoded bytes
+ * (scope-merge: an input's stored chunk, H5Dread_chunk, holding exactly the
+ * values this chunk would get), in order with the pool's chunks, instead
+ * of compressing it. Taken (*taken true) only at a chunk's start (no value
+ * advanced into it yet), for a full chunk (not the padded last one), for a
+ * column whose dataset has the layout spi_chunk_layout_of takes with
+ * shuffle (so the caller's chunk, from a column of that layout with the
+ * same chunk size and a filter mask of 0, decodes with this dataset's
+ * filters to the same values), and for at most
+ * spi_chunk_encoded_bound(chunk) bytes. Once taken, the column's span is
+ * NULL until the chunk is submitted: the caller advances the chunk as
+ * usual and writes no value of this column. The bytes are copied.
+ * SP_OK (taken or not) or the first failure. */
+int spi_event_chunks_put_encoded(spi_event_chunks *chunks, int column, const void *data,
+                                 size_t bytes, bool *taken);
+
+/* Elements per chunk of the columns (SPI_EVENT_CHUNK_ELEMENTS, or the
+ * event count when smaller). */
+size_t spi_event_chunks_chunk_elements(const spi_event_chunks *chunks);
 
 /* Every value arrived and every chunk is in the file (the pool's threads
  * are then joined). SP_OK, or the first failure, or

@@ -308,7 +308,9 @@ static int append_chunked(spi_writer *w, const spi_event_chunk *chunk, spi_error
         size_t room, n = chunk->count - done;
         int64_t *deltas = spi_event_chunks_span(w->chunks, SPI_EV_START_DELTAS, &room);
         if (n > room) n = room;
-        for (size_t i = 0; i < n; i++) {
+        if (!deltas) /* put encoded (spi_writer_put_encoded_chunk): only the delta base */
+            w->previous_start = chunk->starts[done + n - 1];
+        for (size_t i = 0; deltas && i < n; i++) {
             int64_t start = chunk->starts[done + i];
             deltas[i] = start - w->previous_start; /* a row's first: its absolute start */
             w->previous_start = start;
@@ -316,6 +318,7 @@ static int append_chunked(spi_writer *w, const spi_event_chunk *chunk, spi_error
         for (int c = 0; c < SPI_EV_COUNT; c++) {
             if (c == SPI_EV_START_DELTAS || w->events[c] < 0) continue;
             int64_t *span = spi_event_chunks_span(w->chunks, c, &room);
+            if (!span) continue; /* put encoded: no values */
             const int64_t *values = c == SPI_EV_DURATIONS ? chunk->durations : chunk->columns[c];
             if (values) memcpy(span, values + done, n * sizeof *span);
             else for (size_t i = 0; i < n; i++) span[i] = spi_event_columns[c].missing;
@@ -476,6 +479,18 @@ void spi_writer_abort(spi_writer *w) {
 }
 
 hid_t spi_writer_file(const spi_writer *w) { return w->file; }
+
+size_t spi_writer_event_chunk_elements(const spi_writer *w) {
+    return w->chunks ? spi_event_chunks_chunk_elements(w->chunks) : 0;
+}
+
+int spi_writer_put_encoded_chunk(spi_writer *w, int column, const void *data, size_t bytes,
+                                 bool *taken, spi_error *err) {
+    *taken = false;
+    if (!w->chunks || !w->row_open || column < 0 || column >= SPI_EV_COUNT) return SP_OK;
+    int status = spi_event_chunks_put_encoded(w->chunks, column, data, bytes, taken);
+    return status == SP_OK ? SP_OK : chunks_fail(w, err, status);
+}
 
 /* ---- whole profile ---------------------------------------------------------- */
 

@@ -99,6 +99,22 @@ void spi_writer_abort(spi_writer *writer);
  * keeps ownership; do not close it. */
 hid_t spi_writer_file(const spi_writer *writer);
 
+/* Events per chunk of the writer's compressed event columns, 0 when the
+ * writer does not write them chunk by chunk (small or uncompressed
+ * columns, a big-endian host): then no chunk is ever put encoded. */
+size_t spi_writer_event_chunk_elements(const spi_writer *writer);
+
+/* scope-merge's chunk copy: the chunk of event column `column` (an
+ * spi_event_col) that the next appended events start is stored as
+ * `bytes` already-encoded bytes (an input's stored chunk of the same
+ * layout, read with H5Dread_chunk; see spi_event_chunks_put_encoded for
+ * when it is taken). When *taken, the caller still appends the chunk's
+ * events as usual (starts always, for the delta base; the values of this
+ * column are ignored and may be any pointer). Not taken: nothing changed.
+ * SP_OK, or the writer's failure (err set). Not thread-safe. */
+int spi_writer_put_encoded_chunk(spi_writer *writer, int column, const void *data, size_t bytes,
+                                 bool *taken, spi_error *err);
+
 /* The whole profile through the writer, published atomically: rows from
  * their arrays, or streamed from profile->source. */
 int spi_profile_write(const spi_profile *profile, const char *path, spi_error *err);
