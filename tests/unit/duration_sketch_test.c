@@ -146,6 +146,52 @@ static void check_durations(void) {
     CHECK(budget.held == 0, "every value given back (%zu)", budget.held);
 }
 
+/* The sketch's bucket of a value is ceil(log(v) / log(gamma)) as libm
+ * computes it (the definition in duration_sketch.h); duration_sketch.c
+ * estimates the quotient without libm and asks libm only near a bucket's
+ * edge. The estimate must never pick another bucket: every value up to
+ * 2^20, values at and around every bucket's edge, and random magnitudes
+ * over the whole int64 range. */
+static int32_t bucket_by_definition(int64_t v) {
+    const double a = 0.0099, g = (1.0 + a) / (1.0 - a);
+    return (int32_t)ceil(log((double)v) / log(g));
+}
+
+static void check_buckets(void) {
+    long wrong = 0, checked = 0;
+    int64_t first_wrong = 0;
+#define BUCKET_CHECK(value)                                                   \
+    do {                                                                      \
+        int64_t v_ = (value);                                                 \
+        if (v_ <= 0) break;                                                   \
+        checked++;                                                            \
+        if (spi_sketch_bucket(v_) != bucket_by_definition(v_) && !wrong++)    \
+            first_wrong = v_;                                                 \
+    } while (0)
+    for (int64_t v = 1; v <= (1 << 20); v++) BUCKET_CHECK(v);
+    const double g = (1.0 + 0.0099) / (1.0 - 0.0099);
+    for (int b = 1; b < 2210; b++) {
+        double edge = pow(g, (double)b);
+        if (edge >= 9.2e18) break;
+        int64_t e = (int64_t)edge;
+        /* the integers around the edge, and the doubles next to it */
+        for (int64_t d = -4; d <= 4; d++) BUCKET_CHECK(e + d);
+        double x = edge;
+        for (int k = 0; k < 4; k++) {
+            x = nextafter(x, INFINITY);
+            BUCKET_CHECK((int64_t)x);
+        }
+    }
+    for (int i = 0; i < 2000000; i++) {
+        double magnitude = 63.0 * uniform01();
+        BUCKET_CHECK((int64_t)pow(2.0, magnitude));
+    }
+#undef BUCKET_CHECK
+    CHECK(wrong == 0, "%ld of %ld values in another bucket than the definition's, first %lld",
+          wrong, checked, (long long)first_wrong);
+    if (!wrong) printf("buckets: %ld values, all as defined\n", checked);
+}
+
 int main(void) {
     enum { N = 200000 };
     int64_t *v = malloc(N * sizeof *v);
@@ -172,6 +218,7 @@ int main(void) {
     for (size_t i = 0; i < N; i++) v[i] = i < N / 2 ? 1000 : 1000000; /* two modes */
     check_distribution("bimodal", v, N);
     check_durations();
+    check_buckets();
     free(v);
     printf("worst relative error %.4f%% (bound %.2f%%)\n", 100 * worst,
            100 * SPI_SKETCH_RELATIVE_ERROR);

@@ -23,6 +23,13 @@ typedef struct row_stream {
     size_t run_len, run_pos, run_cap;
 } row_stream;
 
+/* A heap entry: a stream and the first two keys of its head call, so
+ * that most comparisons read the heap alone. */
+typedef struct heap_item {
+    int64_t start, tie;       /* the head's start, and its id (by id) or end */
+    size_t stream;
+} heap_item;
+
 struct spi_rank_merge {
     const spi_profile *profile;
     uint32_t rank;
@@ -30,7 +37,7 @@ struct spi_rank_merge {
     size_t slice_max;
     row_stream *streams;
     size_t stream_count;
-    size_t *heap;             /* stream indices, smallest head first */
+    heap_item *heap;          /* streams by their heads, smallest first */
     size_t heap_len;
     spi_merged_call current;
 };
@@ -125,6 +132,13 @@ static int next_slice(row_stream *s, spi_error *err) {
 static int fill_run(spi_rank_merge *m, row_stream *s, spi_error *err) {
     s->run_len = s->run_pos = 0;
     if (s->whole) return SP_OK;  /* served once, whole */
+    /* The common case: the next call starts after this one, alone in its
+     * run (what the loop below finds, without its rounds). */
+    if (s->pos + 1 < s->slice.count && s->slice.starts[s->pos + 1] > s->slice.starts[s->pos]) {
+        int status = take(m, s, s->pos, err);
+        s->pos++;
+        return status;
+    }
     if (s->pos == s->slice.count) {
         int status = next_slice(s, err);
         if (status != SP_OK || s->slice.count == 0) return status;
@@ -172,20 +186,31 @@ static int read_whole(spi_rank_merge *m, row_stream *s, spi_error *err) {
     return SP_OK;
 }
 
-static bool heap_less(const spi_rank_merge *m, size_t a, size_t b) {
-    const row_stream *x = &m->streams[a], *y = &m->streams[b];
+/* compare() of the two streams' heads: start and tie from the items,
+ * the rest (row, index) from the calls only when those are equal. */
+static inline bool heap_less(const spi_rank_merge *m, const heap_item *a, const heap_item *b) {
+    if (a->start != b->start) return a->start < b->start;
+    if (a->tie != b->tie) return m->by_id ? a->tie < b->tie : a->tie > b->tie;
+    const row_stream *x = &m->streams[a->stream], *y = &m->streams[b->stream];
     return compare(&x->run[x->run_pos], &y->run[y->run_pos], m->by_id) < 0;
 }
 
+/* The item of stream `index`, from its head call. */
+static inline heap_item item_of(const spi_rank_merge *m, size_t index) {
+    const spi_merged_call *head = &m->streams[index].run[m->streams[index].run_pos];
+    return (heap_item){head->start, m->by_id ? head->id : head->end, index};
+}
+
 static void sift_down(spi_rank_merge *m, size_t i) {
+    heap_item *h = m->heap;
     for (;;) {
         size_t l = 2 * i + 1, r = l + 1, best = i;
-        if (l < m->heap_len && heap_less(m, m->heap[l], m->heap[best])) best = l;
-        if (r < m->heap_len && heap_less(m, m->heap[r], m->heap[best])) best = r;
+        if (l < m->heap_len && heap_less(m, &h[l], &h[best])) best = l;
+        if (r < m->heap_len && heap_less(m, &h[r], &h[best])) best = r;
         if (best == i) return;
-        size_t t = m->heap[i];
-        m->heap[i] = m->heap[best];
-        m->heap[best] = t;
+        heap_item t = h[i];
+        h[i] = h[best];
+        h[best] = t;
         i = best;
     }
 }
@@ -227,7 +252,8 @@ int spi_rank_merge_open(spi_rank_merge **out, const spi_profile *p, uint32_t ran
         }
         s->cursor_open = true;
         status = row->out_of_start_order ? read_whole(m, s, err) : fill_run(m, s, err);
-        if (status == SP_OK && s->run_len) m->heap[m->heap_len++] = m->stream_count - 1;
+        if (status == SP_OK && s->run_len)
+            m->heap[m->heap_len++] = item_of(m, m->stream_count - 1);
     }
     if (status != SP_OK) {
         spi_rank_merge_close(m);
@@ -241,13 +267,15 @@ int spi_rank_merge_open(spi_rank_merge **out, const spi_profile *p, uint32_t ran
 int spi_rank_merge_next(spi_rank_merge *m, const spi_merged_call **call, spi_error *err) {
     *call = NULL;
     if (m->heap_len == 0) return SP_OK;
-    row_stream *s = &m->streams[m->heap[0]];
+    size_t top = m->heap[0].stream;
+    row_stream *s = &m->streams[top];
     m->current = s->run[s->run_pos++];
     if (s->run_pos == s->run_len) {
         int status = fill_run(m, s, err);
         if (status != SP_OK) return status;
-        if (s->run_len == 0) m->heap[0] = m->heap[--m->heap_len];
     }
+    if (s->run_len == 0) m->heap[0] = m->heap[--m->heap_len];
+    else m->heap[0] = item_of(m, top);
     if (m->heap_len) sift_down(m, 0);
     *call = &m->current;
     return SP_OK;

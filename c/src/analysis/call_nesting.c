@@ -16,7 +16,17 @@ typedef struct open_call {
     size_t row;
     uint64_t index;
     spi_nest_value value;
+    /* by id: the index of its parent's entry when it was pushed
+     * (SIZE_MAX: a root), which may since hold another call: see
+     * find_open */
+    size_t up;
 } open_call;
+
+/* Lanes whose last pushed call a by-id nesting remembers (a direct-mapped
+ * table indexed by the lane). */
+#define LANE_MEMO 8u
+/* Steps find_open walks up from a lane's last call before the map. */
+#define UP_STEPS 8
 
 typedef struct lane_state {
     int64_t lane;
@@ -31,16 +41,24 @@ struct spi_call_nesting {
     const spi_profile *profile;
     uint32_t rank;
     bool by_id;
-    /* by id: pool of open calls, a free list, id -> pool index + 1
-     * (linear probing), and a min-heap of pool indices by end */
-    open_call *pool;
-    size_t pool_count, pool_cap;
-    size_t *free_list;
-    size_t free_count;
+    /* by id: the calls pushed (dense, in push order) and id -> call index
+     * + 1 (linear probing, no deletion). A call is open while its end is
+     * not before `now`, the start of the call being placed (the merge's
+     * time never goes back, so a call that closed stays closed); closed
+     * calls stay until the calls fill half the index, when the open ones
+     * are compacted and the index rebuilt (sweep), which leaves it at
+     * most an eighth full: constant work per call, no per-call expiry.
+     * Each id has at most one entry (a closed one is reused by its id). */
+    open_call *calls;
+    size_t call_count;
     size_t *slots;
-    size_t slot_cap, open_count;
-    size_t *heap;
-    size_t heap_len;
+    size_t slot_cap;
+    int64_t now;
+    /* the call index + 1 of each lane's last pushed call, and the parent
+     * entry found by the pending parent query (SIZE_MAX: none) */
+    int64_t memo_lane[LANE_MEMO];
+    size_t memo_last[LANE_MEMO];
+    size_t pending_up;
     /* by containment: the lanes, lane -> index + 1, and the pending push */
     lane_state *lanes;
     size_t lane_count, lane_cap;
@@ -82,15 +100,14 @@ int spi_call_nesting_open(spi_call_nesting **out, const spi_profile *profile, ui
     (*out)->profile = profile;
     (*out)->rank = rank;
     (*out)->by_id = by_id;
+    (*out)->pending_up = SIZE_MAX;
     return SP_OK;
 }
 
 void spi_call_nesting_close(spi_call_nesting *n) {
     if (!n) return;
-    spi_free(n->pool);
-    spi_free(n->free_list);
+    spi_free(n->calls);
     spi_free(n->slots);
-    spi_free(n->heap);
     for (size_t i = 0; i < n->lane_count; i++) {
         spi_free(n->lanes[i].ends);
         spi_free(n->lanes[i].depth);
@@ -100,79 +117,69 @@ void spi_call_nesting_close(spi_call_nesting *n) {
     spi_free(n);
 }
 
-/* ---- by id: the map of open calls ------------------------------------------ */
+/* ---- by id: the pushed calls and their index ------------------------------ */
 
-static size_t find_slot(const spi_call_nesting *n, int64_t id) {
-    if (!n->slot_cap) return SIZE_MAX;
-    for (size_t i = hash_i64(id, n->slot_cap); n->slots[i]; i = (i + 1) & (n->slot_cap - 1))
-        if (n->pool[n->slots[i] - 1].id == id) return i;
-    return SIZE_MAX;
+/* The slot of id's entry, or of the empty slot where it would go. */
+static size_t probe(const spi_call_nesting *n, int64_t id) {
+    size_t i = hash_i64(id, n->slot_cap);
+    while (n->slots[i] && n->calls[n->slots[i] - 1].id != id) i = (i + 1) & (n->slot_cap - 1);
+    return i;
 }
 
-static bool grow_slots(spi_call_nesting *n) {
-    size_t cap = n->slot_cap ? 2 * n->slot_cap : 64;
-    size_t *slots = spi_calloc(cap, sizeof *slots);
-    if (!slots) return false;
-    for (size_t i = 0; i < n->slot_cap; i++) {
-        if (!n->slots[i]) continue;
-        size_t j = hash_i64(n->pool[n->slots[i] - 1].id, cap);
-        while (slots[j]) j = (j + 1) & (cap - 1);
-        slots[j] = n->slots[i];
+/* The open calls moved to the front and the index rebuilt with room for
+ * `need` more (an index at least 8 x the calls kept, so at least 3/8 of
+ * its slots are pushed before the next sweep). Entry numbers change: the
+ * lane memos and parent links are dropped. */
+static bool sweep(spi_call_nesting *n, size_t need) {
+    size_t open = 0;
+    for (size_t i = 0; i < n->call_count; i++)
+        if (n->calls[i].end >= n->now) n->calls[open++] = n->calls[i];
+    size_t cap = 64;
+    while (cap < 8 * (open + need)) cap *= 2;
+    if (cap != n->slot_cap) {
+        size_t *slots = spi_reallocarray(n->slots, cap, sizeof *slots);
+        open_call *calls = spi_reallocarray(n->calls, cap / 2, sizeof *calls);
+        if (slots) n->slots = slots;
+        if (calls) n->calls = calls;
+        if (!slots || !calls) return false;
+        n->slot_cap = cap;
     }
-    spi_free(n->slots);
-    n->slots = slots;
-    n->slot_cap = cap;
+    memset(n->slots, 0, n->slot_cap * sizeof *n->slots);
+    n->call_count = open;
+    for (size_t i = 0; i < open; i++) {
+        n->calls[i].up = SIZE_MAX;
+        n->slots[probe(n, n->calls[i].id)] = i + 1;
+    }
+    memset(n->memo_last, 0, sizeof n->memo_last);
+    n->pending_up = SIZE_MAX;
     return true;
 }
 
-/* Linear probing's deletion: later entries of the cluster move back so
- * that no lookup stops early at the hole. */
-static void remove_slot(spi_call_nesting *n, size_t i) {
-    size_t mask = n->slot_cap - 1;
-    n->slots[i] = 0;
-    for (size_t j = (i + 1) & mask; n->slots[j]; j = (j + 1) & mask) {
-        size_t home = hash_i64(n->pool[n->slots[j] - 1].id, n->slot_cap);
-        bool between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
-        if (between) continue;
-        n->slots[i] = n->slots[j];
-        n->slots[j] = 0;
-        i = j;
-    }
-    n->open_count--;
-}
-
-static bool heap_less(const spi_call_nesting *n, size_t a, size_t b) {
-    return n->pool[n->heap[a]].end < n->pool[n->heap[b]].end;
-}
-
-static void heap_swap(size_t *heap, size_t a, size_t b) {
-    size_t t = heap[a];
-    heap[a] = heap[b];
-    heap[b] = t;
-}
-
-/* Drop the calls that ended before `now`: nothing starting at or after
- * `now` can be inside them. */
-static void expire(spi_call_nesting *n, int64_t now) {
-    while (n->heap_len && n->pool[n->heap[0]].end < now) {
-        size_t gone = n->heap[0];
-        remove_slot(n, find_slot(n, n->pool[gone].id));
-        n->free_list[n->free_count++] = gone;
-        n->heap[0] = n->heap[--n->heap_len];
-        for (size_t i = 0;;) {
-            size_t l = 2 * i + 1, r = l + 1, best = i;
-            if (l < n->heap_len && heap_less(n, l, best)) best = l;
-            if (r < n->heap_len && heap_less(n, r, best)) best = r;
-            if (best == i) break;
-            heap_swap(n->heap, i, best);
-            i = best;
+/* The index of the open call with id `id`, as the index finds it, but
+ * first along the lane's last call and its ancestors: a call's parent is
+ * almost always one of those, and an open entry with that id is the one
+ * entry held for it. SIZE_MAX when no open call has it. */
+static size_t find_open(const spi_call_nesting *n, int64_t lane, int64_t id) {
+    if (!n->slot_cap) return SIZE_MAX;
+    unsigned k = (unsigned)((uint64_t)lane % LANE_MEMO);
+    if (n->memo_last[k] && n->memo_lane[k] == lane) {
+        size_t at = n->memo_last[k] - 1;
+        for (int step = 0; step < UP_STEPS && at < n->call_count; step++) {
+            const open_call *e = &n->calls[at];
+            if (e->id == id) return e->end >= n->now ? at : SIZE_MAX;
+            at = e->up;
         }
     }
+    size_t slot = n->slots[probe(n, id)];
+    return slot && n->calls[slot - 1].end >= n->now ? slot - 1 : SIZE_MAX;
 }
 
 static int parent_by_id(spi_call_nesting *n, const spi_merged_call *c,
                         const spi_nest_value **parent, spi_error *err) {
-    expire(n, c->start);
+    /* Calls that ended before this start are closed from here on:
+     * nothing starting at or after it can be inside them. */
+    n->now = c->start;
+    n->pending_up = SIZE_MAX;
     if (c->parent < 0) return SP_OK;
     /* A parent id always precedes its child; anything else would allow a
      * cycle, so it is a damaged tree, not a root. */
@@ -183,8 +190,8 @@ static int parent_by_id(spi_call_nesting *n, const spi_merged_call *c,
                              n->rank, region_name(n->profile, c->row),
                              (unsigned long long)c->index, (long long)c->parent,
                              (long long)c->id);
-    size_t slot = find_slot(n, c->parent);
-    if (slot == SIZE_MAX)
+    size_t at = find_open(n, c->lane, c->parent);
+    if (at == SIZE_MAX)
         return spi_error_set(err, SP_ERR_NESTING,
                              "rank %u: region '%s' call %llu [%lld, %lld] ns has parent id "
                              "%lld, which is no call open at its start; recorded calls are "
@@ -192,50 +199,37 @@ static int parent_by_id(spi_call_nesting *n, const spi_merged_call *c,
                              n->rank, region_name(n->profile, c->row),
                              (unsigned long long)c->index, (long long)c->start,
                              (long long)c->end, (long long)c->parent);
-    *parent = &n->pool[n->slots[slot] - 1].value;
+    n->pending_up = at;
+    *parent = &n->calls[at].value;
     return SP_OK;
 }
 
 static int push_by_id(spi_call_nesting *n, const spi_merged_call *c, spi_nest_value value,
                       spi_error *err) {
-    size_t slot = find_slot(n, c->id);
-    if (slot != SIZE_MAX) {
-        const open_call *other = &n->pool[n->slots[slot] - 1];
-        return spi_error_set(err, SP_ERR_NESTING,
-                             "rank %u: call id %lld is used by region '%s' call %llu and "
-                             "region '%s' call %llu",
-                             n->rank, (long long)c->id, region_name(n->profile, other->row),
-                             (unsigned long long)other->index, region_name(n->profile, c->row),
-                             (unsigned long long)c->index);
+    size_t slot = SIZE_MAX;
+    if (n->slot_cap) {
+        slot = probe(n, c->id);
+        const open_call *other = n->slots[slot] ? &n->calls[n->slots[slot] - 1] : NULL;
+        if (other && other->end >= n->now)
+            return spi_error_set(err, SP_ERR_NESTING,
+                                 "rank %u: call id %lld is used by region '%s' call %llu and "
+                                 "region '%s' call %llu",
+                                 n->rank, (long long)c->id, region_name(n->profile, other->row),
+                                 (unsigned long long)other->index,
+                                 region_name(n->profile, c->row), (unsigned long long)c->index);
     }
-    if ((n->open_count + 1) * 2 > n->slot_cap && !grow_slots(n)) return oom(err);
-    size_t index;
-    if (n->free_count) {
-        index = n->free_list[--n->free_count];
-    } else {
-        if (!reserve((void **)&n->pool, &n->pool_cap, n->pool_count + 1, sizeof *n->pool))
-            return oom(err);
-        size_t cap = n->pool_cap, heap_cap = n->pool_cap;
-        /* the free list and the heap never hold more than the pool */
-        size_t *free_list = spi_reallocarray(n->free_list, cap, sizeof *free_list);
-        if (!free_list) return oom(err);
-        n->free_list = free_list;
-        size_t *heap = spi_reallocarray(n->heap, heap_cap, sizeof *heap);
-        if (!heap) return oom(err);
-        n->heap = heap;
-        index = n->pool_count++;
+    /* A closed entry of the same id is taken over; a new one may need a
+     * sweep first (which renumbers the entries: probe again). */
+    if (slot == SIZE_MAX || (!n->slots[slot] && 2 * (n->call_count + 1) > n->slot_cap)) {
+        if (!sweep(n, 1)) return oom(err);
+        slot = probe(n, c->id);
     }
-    n->pool[index] = (open_call){c->id, c->start, c->end, c->row, c->index, value};
-    size_t i = hash_i64(c->id, n->slot_cap);
-    while (n->slots[i]) i = (i + 1) & (n->slot_cap - 1);
-    n->slots[i] = index + 1;
-    n->open_count++;
-    size_t h = n->heap_len++;
-    n->heap[h] = index;
-    while (h && heap_less(n, h, (h - 1) / 2)) {
-        heap_swap(n->heap, h, (h - 1) / 2);
-        h = (h - 1) / 2;
-    }
+    if (!n->slots[slot]) n->slots[slot] = ++n->call_count;
+    size_t at = n->slots[slot] - 1;
+    n->calls[at] = (open_call){c->id, c->start, c->end, c->row, c->index, value, n->pending_up};
+    unsigned k = (unsigned)((uint64_t)c->lane % LANE_MEMO);
+    n->memo_lane[k] = c->lane;
+    n->memo_last[k] = at + 1;
     return SP_OK;
 }
 
@@ -334,7 +328,7 @@ static int push_by_containment(spi_call_nesting *n, const spi_merged_call *c,
     if (!reserve((void **)&l->depth, &l->depth_cap, depth + 1, sizeof *l->depth) ||
         !reserve((void **)&l->ends, &l->end_cap, l->end_count + 1, sizeof *l->ends))
         return oom(err);
-    l->depth[depth] = (open_call){c->id, c->start, c->end, c->row, c->index, value};
+    l->depth[depth] = (open_call){c->id, c->start, c->end, c->row, c->index, value, 0};
     l->top = (int64_t)depth;
     /* A zero-length call is lengthened by one tick so that it nests inside
      * a call starting at the same instant (FORMAT.md 7.6). */

@@ -16,8 +16,10 @@
  *   NESTING. This gives calltree.c's parents exactly, because that rule
  *   only ever counts earlier calls of the lane.
  *
- * Memory: the open calls (by id), or per lane the open calls and the
- * deepest nesting seen (by containment).
+ * Memory: the open calls and at most a few times as many closed ones not
+ * yet swept out (by id: a closed call is dropped at the table's next
+ * sweep, not when it closes, so a call costs constant work), or per lane
+ * the open calls and the deepest nesting seen (by containment).
  */
 #ifndef SPI_CALL_NESTING_H
 #define SPI_CALL_NESTING_H

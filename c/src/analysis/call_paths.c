@@ -44,6 +44,9 @@ typedef struct node_key {
     uint64_t index;
 } node_key;
 
+/* Memo slots per path (call_paths.c's node). */
+#define SPI_PATH_MEMO 4u
+
 typedef struct node {
     long parent;
     uint32_t region;
@@ -70,6 +73,16 @@ typedef struct node {
     /* the rank being walked */
     bool in_rank;
     int64_t rank_total, rank_exclusive, run_start, run_end;
+    /* Memos of the last lookups through this path (0 = none), so a loop
+     * over the same regions pays a compare instead of a hash probe per
+     * call: per region modulo SPI_PATH_MEMO the child path found last
+     * (index + 1), and per thread modulo SPI_PATH_MEMO the (path, thread)
+     * row found last (index + 1 into the rank's rows, checked against the
+     * row before use, since rows restart each rank). Several slots, as the
+     * children of one path (and the threads of one rank) take turns. */
+    size_t memo_child[SPI_PATH_MEMO];
+    uint32_t memo_region[SPI_PATH_MEMO];
+    size_t memo_thread_row[SPI_PATH_MEMO];
 } node;
 
 typedef struct walker {
@@ -82,6 +95,8 @@ typedef struct walker {
     size_t *touched;          /* nodes of the rank being walked */
     size_t touched_count, touched_cap;
     spi_duration_budget budget;
+    size_t root_memo[SPI_PATH_MEMO]; /* child_get's memo for roots */
+    uint32_t root_memo_region[SPI_PATH_MEMO];
     /* The rank's (path, thread) rows, keyed in `lanes` (row index + 1, 0 =
      * empty): each row counts a thread for its path when the rank ends,
      * and is kept in `kept` when the caller wants them. */
@@ -132,7 +147,8 @@ static int hash_grow(walker *w) {
     return SP_OK;
 }
 
-static int node_get(walker *w, long parent, uint32_t region, long *out) {
+__attribute__((noinline)) static int node_get(walker *w, long parent, uint32_t region,
+                                             long *out) {
     if (w->hash_cap == 0 || 2 * (w->node_count + 1) > w->hash_cap) {
         int status = hash_grow(w);
         if (status != SP_OK) return status;
@@ -166,6 +182,29 @@ static int node_get(walker *w, long parent, uint32_t region, long *out) {
     return SP_OK;
 }
 
+/* node_get through the parent's memo: the same node, since (parent,
+ * region) names one path for the whole build. */
+static inline int child_get(walker *w, long parent, uint32_t region, long *out) {
+    unsigned k = region % SPI_PATH_MEMO;
+    size_t memo = parent < 0 ? w->root_memo[k] : w->nodes[parent].memo_child[k];
+    uint32_t memo_region = parent < 0 ? w->root_memo_region[k] : w->nodes[parent].memo_region[k];
+    if (memo && memo_region == region) {
+        *out = (long)memo - 1;
+        return SP_OK;
+    }
+    int status = node_get(w, parent, region, out);
+    if (status != SP_OK) return status;
+    /* node_get may have moved the nodes: index them again */
+    if (parent < 0) {
+        w->root_memo[k] = (size_t)*out + 1;
+        w->root_memo_region[k] = region;
+    } else {
+        w->nodes[parent].memo_child[k] = (size_t)*out + 1;
+        w->nodes[parent].memo_region[k] = region;
+    }
+    return SP_OK;
+}
+
 /* ---- (path, thread) rows of the rank being walked -------------------------- */
 
 static size_t thread_hash(size_t path, int64_t thread, size_t cap) {
@@ -190,9 +229,11 @@ static int lanes_grow(walker *w) {
 }
 
 /* The row of (node, thread) in the rank being walked; NULL when create is
- * false and it has none, or out of memory (err set). */
-static spi_path_thread *thread_row(walker *w, size_t path, int64_t thread, uint32_t rank,
-                                   bool create) {
+ * false and it has none, or out of memory (err set). Kept out of line, so
+ * that thread_row's memo check below stays small enough to inline. */
+__attribute__((noinline)) static spi_path_thread *thread_row_lookup(walker *w, size_t path,
+                                                                    int64_t thread,
+                                                                    uint32_t rank, bool create) {
     if (create && 2 * (w->thread_row_count + 1) > w->lanes_cap && lanes_grow(w) != SP_OK)
         return NULL;
     if (w->lanes_cap == 0) return NULL;
@@ -215,6 +256,20 @@ static spi_path_thread *thread_row(walker *w, size_t path, int64_t thread, uint3
     spi_path_thread *row = &w->thread_rows[w->thread_row_count++];
     *row = (spi_path_thread){.path = path, .rank = rank, .thread = thread};
     w->lanes[h] = w->thread_row_count;
+    return row;
+}
+
+static inline spi_path_thread *thread_row(walker *w, size_t path, int64_t thread,
+                                          uint32_t rank, bool create) {
+    /* The path's memo: a row of this rank (index below the count) that
+     * is (path, thread) is the one row the table below would find. */
+    size_t *memo = &w->nodes[path].memo_thread_row[(uint64_t)thread % SPI_PATH_MEMO];
+    if (*memo && *memo <= w->thread_row_count) {
+        spi_path_thread *row = &w->thread_rows[*memo - 1];
+        if (row->path == path && row->thread == thread) return row;
+    }
+    spi_path_thread *row = thread_row_lookup(w, path, thread, rank, create);
+    if (row) *memo = (size_t)(row - w->thread_rows) + 1;
     return row;
 }
 
@@ -372,7 +427,7 @@ static int walk_rank(walker *w, uint32_t rank, const size_t *rows, size_t row_co
             w->nodes[id].recursive = true;  /* a run of one name: recursion */
             w->nodes[id].recursions++;
         } else {
-            status = node_get(w, parent.node, region, &id);
+            status = child_get(w, parent.node, region, &id);
         }
         if (status == SP_OK && own) status = add_call(w, id, c, rank, by_id);
         if (status != SP_OK) break;

@@ -71,6 +71,11 @@ double spi_sketch_value_at(const spi_sketch *s, uint64_t rank);
  * statistics), within SPI_SKETCH_RELATIVE_ERROR; 0 when empty. */
 double spi_sketch_percentile(const spi_sketch *s, double pct);
 
+/* The bucket of a value > 0: ceil(log(value) / log(gamma)) exactly as
+ * libm computes it (0 for a value <= 0). Exposed for the unit test that
+ * compares it with that formula. Pure, thread-safe. */
+int32_t spi_sketch_bucket(int64_t value);
+
 /* Bytes the sketch holds. */
 size_t spi_sketch_bytes(const spi_sketch *s);
 
