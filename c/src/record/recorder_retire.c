@@ -41,7 +41,17 @@ int spi_chunk_spill(spi_thread *t, const spi_chunk *chunk) {
     spi_spill *spill = spi_live_session.spill;
     if (spi_spilled_reserve(t) != SP_OK) return SP_ERR_OUT_OF_MEMORY;
     uint64_t offset;
-    int error = spi_spill_append(spill, chunk->events, chunk->used * sizeof(spi_event), &offset);
+    size_t data_bytes = chunk->used * sizeof(spi_event);
+    int error;
+    if (chunk->bytes) {
+        /* a mapping of its own: written whole, directly (spill.h) */
+        size_t block_bytes = spi_spill_block_bytes(offsetof(spi_chunk, events) + data_bytes);
+        uint64_t at = spi_spill_reserve_block(spill, block_bytes);
+        error = spi_spill_write_block(spill, chunk, block_bytes, at, data_bytes);
+        offset = at + offsetof(spi_chunk, events);
+    } else {
+        error = spi_spill_append(spill, chunk->events, data_bytes, &offset);
+    }
     if (error) {
         if (!atomic_exchange(&spill->failed, true))
             spi_diag("cannot write the spill file beside %s (%s): from now on calls "

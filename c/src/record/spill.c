@@ -38,6 +38,17 @@ static int open_unnamed(const char *directory) {
     return named;
 }
 
+/* The file `fd` opened again with O_DIRECT, for the chunks' blocks (spill.h
+ * says why); reads and unaligned appends keep `fd`. Through /proc, the one
+ * way to reopen a file that has no name; -1 where that or O_DIRECT is
+ * refused (no /proc, a file system without direct I/O): every write then
+ * goes through `fd`. */
+static int open_direct(int fd) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+    return open(path, O_RDWR | O_DIRECT | O_CLOEXEC);
+}
+
 int spi_spill_open(spi_spill **spill, const char *output_path, spi_error *err) {
     *spill = NULL;
     char *copy = spi_strdup(output_path);
@@ -57,6 +68,7 @@ int spi_spill_open(spi_spill **spill, const char *output_path, spi_error *err) {
         return spi_error_set(err, SP_ERR_OUT_OF_MEMORY, "out of memory");
     }
     s->fd = fd;
+    s->direct_fd = open_direct(fd);
     *spill = s;
     return SP_OK;
 }
@@ -94,6 +106,41 @@ int spi_spill_write_at(spi_spill *spill, const void *data, size_t bytes, uint64_
     return 0;
 }
 
+uint64_t spi_spill_reserve_block(spi_spill *spill, size_t block_bytes) {
+    uint64_t end = atomic_load(&spill->end);
+    for (;;) {
+        uint64_t at = (end + SPI_SPILL_BLOCK - 1) / SPI_SPILL_BLOCK * SPI_SPILL_BLOCK;
+        if (atomic_compare_exchange_weak(&spill->end, &end, at + block_bytes)) return at;
+    }
+}
+
+int spi_spill_write_block(spi_spill *spill, const void *block, size_t block_bytes, uint64_t at,
+                          size_t data_bytes) {
+    int error = allocate_ahead(spill, at + block_bytes);
+    if (error) return error;
+    const char *p = block;
+    int fd = spill->direct_fd >= 0 && (uintptr_t)block % SPI_SPILL_BLOCK == 0 &&
+                     !atomic_load_explicit(&spill->direct_refused, memory_order_relaxed)
+                 ? spill->direct_fd
+                 : spill->fd;
+    for (size_t done = 0; done < block_bytes;) {
+        ssize_t n = pwrite(fd, p + done, block_bytes - done, (off_t)(at + done));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EINVAL && fd != spill->fd) {
+            /* the file system takes O_DIRECT at open but not these writes
+             * (alignment, or none at all): the page cache from now on */
+            atomic_store_explicit(&spill->direct_refused, true, memory_order_relaxed);
+            fd = spill->fd;
+            continue;
+        }
+        if (n <= 0) return n < 0 ? errno : ENOSPC;
+        done += (size_t)n;
+    }
+    atomic_fetch_add_explicit(&spill->written, data_bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&spill->writes, 1, memory_order_relaxed);
+    return 0;
+}
+
 int spi_spill_append(spi_spill *spill, const void *data, size_t bytes, uint64_t *offset) {
     uint64_t at = spi_spill_reserve(spill, bytes);
     int error = spi_spill_write_at(spill, data, bytes, at);
@@ -119,6 +166,7 @@ void spi_spill_will_read(const spi_spill *spill, uint64_t offset, size_t bytes) 
 
 void spi_spill_close(spi_spill *spill) {
     if (!spill) return;
+    if (spill->direct_fd >= 0) close(spill->direct_fd);
     close(spill->fd);
     spi_free(spill);
 }

@@ -28,6 +28,22 @@
  * back-pressure, never more memory. SCOPE_PROFILER_SPILL_THREAD=0 keeps
  * every write on the recording threads.
  *
+ * How (issue 31, measured on a 2-CPU VM with ext4, bench/bounded/RESULTS.md):
+ * a whole chunk goes to the file in one write of its own mapping, with
+ * O_DIRECT where the file system takes it (spi_spill_write_block): the
+ * device reads the chunk's pages, so nothing is copied into the page
+ * cache. That copy was what spilling cost: 7 to 100 ns of system time
+ * per spilled event, the most when the page cache's pages are new to the
+ * machine (a VM's host backs them on first touch), and the copy kept
+ * a second image of the spilled events in memory, charged to the job's
+ * memory cgroup, beside the bound the user asked for. A direct write
+ * waits for the device instead of the CPU, so the writer thread's write
+ * overlaps recording even when both run on one CPU. The block starts at
+ * the chunk's header and is padded to SPI_SPILL_BLOCK bytes (alignment of
+ * O_DIRECT); the entry's offset points past the header, and the padding
+ * is never read. A file system that refuses O_DIRECT (at open or at a
+ * write) gets ordinary writes of the same blocks.
+ *
  * The memory bound is unchanged by the writer: chunks queued for writing
  * and written chunks waiting on the free list stay counted in the
  * process's event bytes (recorder_state.h spi_buffer_bytes) until they are
@@ -48,9 +64,14 @@
 #include "util/error.h"
 
 #define SPI_SPILL_EXTENT ((uint64_t)64 << 20)
+/* Alignment of a block's address, offset and length (O_DIRECT's: the
+ * logical block size, at most a page on the file systems we meet). */
+#define SPI_SPILL_BLOCK ((size_t)4096)
 
 typedef struct spi_spill {
     int fd;
+    int direct_fd;               /* the same file with O_DIRECT, or -1 */
+    atomic_bool direct_refused;  /* a direct write failed with EINVAL: fd only */
     _Atomic uint64_t end;        /* bytes reserved so far */
     _Atomic uint64_t allocated;  /* bytes given to the file by fallocate */
     _Atomic uint64_t written;    /* bytes written (for the report) */
@@ -74,6 +95,27 @@ uint64_t spi_spill_reserve(spi_spill *spill, size_t bytes);
  * failed write or allocation (ENOSPC, EIO...); a failed write leaves no
  * record in the counters. Thread-safe (no lock). */
 int spi_spill_write_at(spi_spill *spill, const void *data, size_t bytes, uint64_t offset);
+
+/* The size of a block holding `bytes` (a chunk's header and events):
+ * rounded up to SPI_SPILL_BLOCK. */
+static inline size_t spi_spill_block_bytes(size_t bytes) {
+    return (bytes + SPI_SPILL_BLOCK - 1) / SPI_SPILL_BLOCK * SPI_SPILL_BLOCK;
+}
+
+/* Reserves `block_bytes` (from spi_spill_block_bytes) at the end of the
+ * file, starting at a multiple of SPI_SPILL_BLOCK, and returns the start.
+ * Thread-safe (a compare-and-swap loop, no lock). */
+uint64_t spi_spill_reserve_block(spi_spill *spill, size_t block_bytes);
+
+/* Writes the block at `block` (`block_bytes` from spi_spill_block_bytes;
+ * address a multiple of SPI_SPILL_BLOCK, every byte of it mapped) at `at`
+ * (from spi_spill_reserve_block): directly from memory where the file
+ * takes O_DIRECT, otherwise through the page cache. `data_bytes` (the
+ * events in it) is what the counters record. Returns 0, or the errno of
+ * the failed write or allocation (ENOSPC, EIO...), leaving no record in
+ * the counters. Thread-safe (no lock). */
+int spi_spill_write_block(spi_spill *spill, const void *block, size_t block_bytes, uint64_t at,
+                          size_t data_bytes);
 
 /* Append `bytes` from `data`; *offset receives where they went. Thread-safe
  * (no lock). Returns 0, or the errno of the failed write (ENOSPC, EIO...);

@@ -34,7 +34,8 @@ typedef struct pending_chunk {
     spi_chunk *chunk;
     spi_thread *thread;
     size_t index;          /* of the chunk's entry in thread->spilled */
-    uint64_t offset;
+    uint64_t block_offset; /* of the chunk's block (spill.h): its header */
+    size_t block_bytes;
 } pending_chunk;
 
 struct spi_spill_writer {
@@ -156,8 +157,9 @@ static void *writer_main(void *argument) {
         /* the chunk's events were complete when it was queued (under the
          * lock), and nobody touches it until it is settled */
         int error = skip ? 0
-                         : spi_spill_write_at(w->spill, p->chunk->events,
-                                              p->chunk->used * sizeof(spi_event), p->offset);
+                         : spi_spill_write_block(w->spill, p->chunk, p->block_bytes,
+                                                 p->block_offset,
+                                                 p->chunk->used * sizeof(spi_event));
         pthread_mutex_lock(&w->lock);
         spi_thread *t = p->thread;
         settle(w, p, error);
@@ -184,6 +186,9 @@ static int start_thread(spi_spill_writer *w) {
 
 int spi_spill_writer_submit(spi_spill_writer *w, spi_thread *t, spi_chunk *chunk, size_t index,
                             uint64_t *offset) {
+    /* an arena copy (bytes 0) is no block of its own: never a live
+     * thread's chunk, but if it were, its thread appends it itself */
+    if (!chunk->bytes) return SP_ERR_BUFFER_LIMIT;
     pending_chunk *p = spi_malloc(sizeof *p);
     if (!p) return SP_ERR_OUT_OF_MEMORY;
     pthread_mutex_lock(&w->lock);
@@ -195,10 +200,12 @@ int spi_spill_writer_submit(spi_spill_writer *w, spi_thread *t, spi_chunk *chunk
         spi_free(p);
         return status;
     }
-    size_t bytes = chunk->used * sizeof(spi_event);
+    size_t block_bytes =
+        spi_spill_block_bytes(offsetof(spi_chunk, events) + chunk->used * sizeof(spi_event));
     *p = (pending_chunk){.chunk = chunk, .thread = t, .index = index,
-                         .offset = spi_spill_reserve(w->spill, bytes)};
-    *offset = p->offset;
+                         .block_offset = spi_spill_reserve_block(w->spill, block_bytes),
+                         .block_bytes = block_bytes};
+    *offset = p->block_offset + offsetof(spi_chunk, events);
     if (w->queue_tail) w->queue_tail->next = p;
     else w->queue_head = p;
     w->queue_tail = p;

@@ -60,8 +60,11 @@ spi_spill_writer *spi_spill_writer_create(spi_spill *spill, const char *label, s
  * `index` of t->spilled (the index the writer will name if the write
  * fails) and no longer touch the chunk. Counts the chunk in
  * t->spill_queued. Starts the writer thread on the first call.
+ * The chunk is written whole from its mapping (spill.h: a block, O_DIRECT
+ * where the file takes it), so *offset is its events' place in the file.
  * Returns SP_OK; SP_ERR_BUFFER_LIMIT when the writer has failed or is
- * stopping, SP_ERR_OUT_OF_MEMORY when the thread cannot be started or the
+ * stopping, or the chunk is no mapping of its own (bytes 0),
+ * SP_ERR_OUT_OF_MEMORY when the thread cannot be started or the
  * queue entry cannot be allocated: then nothing was reserved or queued and
  * the chunk is still the caller's (it writes it itself). */
 int spi_spill_writer_submit(spi_spill_writer *writer, spi_thread *t, spi_chunk *chunk,
