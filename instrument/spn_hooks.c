@@ -73,6 +73,7 @@
 #include <stdlib.h>
 
 #include "scope_profiler.h"
+#include "spn_mpi.h"
 #include "spn_patch.h"
 #include "spn_table.h"
 
@@ -161,7 +162,10 @@ NO_INSTRUMENT __attribute__((noinline)) static spn_function *function_miss(spn_t
 NO_INSTRUMENT __attribute__((noinline)) static void end_frame(const frame *f) {
     int64_t end_ns = f->start_ns ? sp_now_ns() : 0;
     sp_end(f->function->region);
-    if (f->start_ns) spn_table_count(f->function, (uint64_t)(end_ns - f->start_ns));
+    if (f->start_ns) {
+        spn_table_count(f->function, (uint64_t)(end_ns - f->start_ns));
+        spn_mpi_tick(end_ns); /* MPI_Init may have run since (spn_mpi.c) */
+    }
 }
 
 /* A call that is not recorded: silenced, or past SPN_MAX_DEPTH. */

@@ -12,7 +12,7 @@ stripped plugin has no debug information left), c-regions, c-regions-bad, c-filt
 c-filter-strict, c-throttle, c-throttle-default, c-throttle-off, c-pause,
 c-start-paused, c-threads, cxx-tree, fortran-tree, mpi, mpi-exit (no sp_ call:
 finalized from inside MPI_Finalize), mpi-exit-pmpi (the same with the PMPI
-wrappers linked) (with --mpiexec).
+wrappers linked), mpi-seen (no new function after MPI_Init) (with --mpiexec).
 Exit 0 pass, 1 fail, 77 skip (no h5py).
 """
 import argparse
@@ -256,8 +256,10 @@ elif case == "c-pause":
 elif case == "c-start-paused":
     want = {("compute",): 1, ("compute", "leaf"): 2}
     check("without a matching begin" not in run.stderr, "no unmatched-end message")
-elif case in ("mpi", "mpi-exit", "mpi-exit-pmpi"):
+elif case in ("mpi", "mpi-exit", "mpi-exit-pmpi", "mpi-seen"):
     want = {("exchange",): 1, ("exchange", "leaf"): 1}
+    if case == "mpi-seen":  # step and leaf once before MPI_Init, once after
+        want = {("step",): 2, ("step", "leaf"): 2}
     if case == "mpi-exit-pmpi":
         # the wrappers' allreduce region under exchange, by its name's shape
         mpi_paths = [p for p in got if len(p) == 2 and p[1].startswith("mpi:allreduce ")]

@@ -19,37 +19,29 @@ Cases:
 
 Exit 0 pass, 1 fail, 77 skip (no h5py/numpy).
 """
-import argparse
 import os
-import subprocess
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError:  # pragma: no cover - depends on the machine
-    print("h5py/numpy not available", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+import tool_case  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+h5py = needs.h5py()
+import h5_compare  # noqa: E402
+import h5_schema  # noqa: E402
+import numpy as np  # noqa: E402
+
 import package_lanes  # noqa: E402  (the Python package's lane rule, beside this file)
 
 ARGS = None
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
+check = checks.Checks("merge chunks")
 
 
 def run(cmd, env=None):
-    full = dict(os.environ)
-    full.pop("SCOPE_PROFILER_MERGE_VALUE_PATH", None)
-    full.update(env or {})
-    return subprocess.run(cmd, capture_output=True, text=True, env=full)
+    """A run that never inherits SCOPE_PROFILER_MERGE_VALUE_PATH."""
+    return tool_case.run(cmd, env=tool_case.environment(
+        drop=("SCOPE_PROFILER_MERGE_VALUE_PATH",), **(env or {})))
 
 
 def merge(inputs, out, value_path):
@@ -69,7 +61,7 @@ def write_driver(native, path):
         starts = np.cumsum(f["events/start_deltas"][o:o + n])
         durs = f["events/durations"][o:o + n]
         start_time = f["metadata"].attrs.get("start_time_ns", None)
-    str_t = h5py.string_dtype("utf-8")
+    str_t = h5_schema.STR
     regions = ["py:a", "py:b"]
     # py:a and py:b on each outer call's interval (calls back to back leave
     # no room around them): equal intervals nest driver first, row order
@@ -120,32 +112,6 @@ def write_driver(native, path):
     return total
 
 
-def same_content(a_path, b_path):
-    """Every group, dataset (values, dtype, shape) and attribute equal."""
-    problems = []
-
-    def walk(a, b, where):
-        if sorted(a.keys()) != sorted(b.keys()):
-            problems.append(f"{where}: members {sorted(a.keys())} vs {sorted(b.keys())}")
-            return
-        if sorted(a.attrs.keys()) != sorted(b.attrs.keys()):
-            problems.append(f"{where}: attributes differ")
-        for k in a.attrs:
-            if not np.array_equal(np.asarray(a.attrs[k]), np.asarray(b.attrs[k])):
-                problems.append(f"{where}: attribute {k}")
-        for k in a:
-            if isinstance(a[k], h5py.Group):
-                walk(a[k], b[k], f"{where}/{k}")
-                continue
-            x, y = a[k][()], b[k][()]
-            if x.dtype != y.dtype or np.shape(x) != np.shape(y) or not np.array_equal(x, y):
-                problems.append(f"{where}/{k}: values differ")
-
-    with h5py.File(a_path, "r") as a, h5py.File(b_path, "r") as b:
-        walk(a, b, "")
-    return problems
-
-
 def case_layouts():
     native = "native.h5"
     r = run([ARGS.make_native, native, "30000", "2"])
@@ -163,7 +129,7 @@ def case_layouts():
     check(slow.returncode == 0, f"merge (HDF5's filters) exits 0: {slow.stderr}")
     if fast.returncode or slow.returncode:
         return
-    problems = same_content("fast.h5", "value.h5")
+    problems = h5_compare.differences("fast.h5", "value.h5")
     check(not problems, f"both paths write the same file: {problems[:10]}")
     with h5py.File("fast.h5", "r") as f:
         idx = f["rank_region_index"]
@@ -218,25 +184,13 @@ CASES = {"layouts": case_layouts, "damaged": case_damaged}
 
 def main():
     global ARGS
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--merge", required=True)
-    ap.add_argument("--make-native", required=True)
-    ap.add_argument("--scope-check", default=None)
-    ap.add_argument("case", choices=sorted(CASES))
-    ARGS = ap.parse_args()
+    ARGS = tool_case.parse(CASES, required=("--merge", "--make-native"),
+                           optional=("--scope-check",))
     # ctest runs each case in its own directory (work/chunks_<case>): start
     # it empty, so that "no temporary left" means something.
-    if os.path.basename(os.getcwd()) == f"chunks_{ARGS.case}":
-        for name in os.listdir("."):
-            if name.endswith(".h5") or name.endswith(".tmp"):
-                os.unlink(name)
-    CASES[ARGS.case]()
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    tool_case.empty_case_dir(f"chunks_{ARGS.case}")
+    tool_case.run_case(check, CASES, ARGS.case)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -15,20 +15,17 @@ refusals  a repeated id, a missing parent and a parent that does not enclose
 
 Exit 0 pass, 1 fail, 77 skip (no h5py/numpy).
 """
-import argparse
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import checks  # noqa: E402
+import needs  # noqa: E402
+import tool_case  # noqa: E402
 
-try:
-    import h5py
-    import numpy as np
-except ImportError:  # pragma: no cover - depends on the machine
-    print("h5py/numpy not available", file=sys.stderr)
-    sys.exit(77)
+h5py = needs.h5py()
+import h5_schema  # noqa: E402
+import numpy as np  # noqa: E402
 
 ARGS = None
 check = checks.Checks("merge ids")
@@ -39,11 +36,8 @@ SMALL_BUDGETS = ("64K", "1M")
 OUTER = 40000  # outer calls per rank of the shuffled input (one inner each)
 
 
-
-
 def run(cmd, env=None):
-    return subprocess.run(cmd, capture_output=True, text=True,
-                          env=dict(os.environ, **(env or {})))
+    return tool_case.run(cmd, env=tool_case.environment(**(env or {})))
 
 
 def merge(inputs, out, budget=None):
@@ -61,7 +55,7 @@ def write_rows(path, rows, label):
     for r in rows:
         if r[1] not in names:
             names.append(r[1])
-    vstr = h5py.string_dtype("utf-8")
+    vstr = h5_schema.STR
     with h5py.File(path, "w") as f:
         f.attrs["scope_profiler_schema"] = np.int64(3)
         f.attrs["storage_layout"] = "columnar"
@@ -239,19 +233,15 @@ def case_refusals():
             check(not os.path.exists("refused.h5"), f"{label}: nothing written")
 
 
+CASES = {"budget": case_budget, "refusals": case_refusals}
+
+
 def main():
     global ARGS
-    p = argparse.ArgumentParser()
-    p.add_argument("--merge", required=True)
-    p.add_argument("--make-native", required=True)
-    p.add_argument("--check", required=True)
-    p.add_argument("--scope-check", required=True)
-    p.add_argument("case", choices=["budget", "refusals"])
-    ARGS = p.parse_args()
-    for f in os.listdir("."):
-        if os.path.isfile(f):
-            os.unlink(f)
-    {"budget": case_budget, "refusals": case_refusals}[ARGS.case]()
+    ARGS = tool_case.parse(CASES, required=("--merge", "--make-native", "--check",
+                                            "--scope-check"))
+    tool_case.empty_case_dir(f"ids_{ARGS.case}")
+    CASES[ARGS.case]()
     leftovers = [f for f in os.listdir(".") if f.startswith("tmp") or f.endswith(".tmp")]
     check(not leftovers, f"no temporary files left behind: {leftovers}")
     check.finish()

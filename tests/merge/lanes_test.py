@@ -14,39 +14,24 @@ merged into a file scope-check accepts.
 
 One CASE per ctest entry; exit 0 pass, 1 fail, 77 skip (no h5py/numpy).
 """
-import argparse
-import os
 import shutil
-import subprocess
+import os
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError:  # pragma: no cover - depends on the machine
-    print("h5py/numpy not available", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+import tool_case  # noqa: E402
+from tool_case import run, text  # noqa: E402,F401  (the scripts' own names)
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import package_lanes  # noqa: E402  (the oracle, beside this file)
+h5py = needs.h5py()
+import h5_schema  # noqa: E402
+import numpy as np  # noqa: E402
+
+import package_lanes  # noqa: E402  (the oracle, beside this file: on the path as the script's)
 
 ARGS = None
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
-
-
-def run(cmd, expect=None):
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if expect is not None and proc.returncode != expect:
-        print(proc.stdout, proc.stderr, file=sys.stderr)
-        raise SystemExit(f"{cmd} exited {proc.returncode}, expected {expect}")
-    return proc
+check = checks.Checks("merge lanes")
 
 
 def merge(*args, expect=0):
@@ -55,10 +40,6 @@ def merge(*args, expect=0):
 
 def data(rel):
     return os.path.join(ARGS.data, rel)
-
-
-def text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
 
 
 def verify(out, inputs, renamed=False):
@@ -105,7 +86,7 @@ def write_schema3(path, regions, meta=None, threads=None, ids=True, parents=True
     for reg in regions:
         if reg[1] not in names:
             names.append(reg[1])
-    vstr = h5py.string_dtype("utf-8")
+    vstr = h5_schema.STR
     with h5py.File(path, "w") as f:
         f.attrs["scope_profiler_schema"] = np.int64(3)
         f.attrs["storage_layout"] = "columnar"
@@ -465,19 +446,11 @@ CASES = dict(run_example=case_run_example, recorded_example=case_recorded_exampl
 
 def main():
     global ARGS
-    ap = argparse.ArgumentParser()
-    for opt in ("--merge", "--check", "--make-native", "--driver", "--data", "--scope-check"):
-        ap.add_argument(opt, required=True)
-    ap.add_argument("--make-omp", default=None)
-    ap.add_argument("case", choices=sorted(CASES))
-    ARGS = ap.parse_args()
-    CASES[ARGS.case]()
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    ARGS = tool_case.parse(CASES, required=("--merge", "--check", "--make-native", "--driver",
+                                            "--data", "--scope-check"),
+                           optional=("--make-omp",))
+    tool_case.run_case(check, CASES, ARGS.case)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -7,38 +7,24 @@ result independently of the C code, with h5py against FORMAT.md.
 One CASE per ctest entry; exit 0 pass, 1 fail, 77 skip (no h5py/numpy).
 Every case runs in the current directory (ctest gives each its own).
 """
-import argparse
 import hashlib
 import json
-import os
 import struct
-import subprocess
+import os
 import sys
 
-try:
-    import h5py
-    import numpy as np
-except ImportError:  # pragma: no cover - depends on the machine
-    print("h5py/numpy not available", file=sys.stderr)
-    sys.exit(77)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+import tool_case  # noqa: E402
+from tool_case import run, text  # noqa: E402,F401  (the scripts' own names)
+
+h5py = needs.h5py()
+import h5_schema  # noqa: E402
+import numpy as np  # noqa: E402
 
 ARGS = None
-FAILURES = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILURES.append(what)
-        print("FAIL:", what, file=sys.stderr)
-    return cond
-
-
-def run(cmd, expect=None):
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if expect is not None and proc.returncode != expect:
-        print(proc.stdout, proc.stderr, file=sys.stderr)
-        raise SystemExit(f"{cmd} exited {proc.returncode}, expected {expect}")
-    return proc
+check = checks.Checks("merge")
 
 
 def merge(*args, expect=0):
@@ -55,10 +41,6 @@ def data(rel):
 
 
 # ---- an independent reader (FORMAT.md 1, 3, 4, 6) -----------------------------
-
-def text(v):
-    return v.decode() if isinstance(v, bytes) else str(v)
-
 
 def read_spt(path):
     raw = open(path, "rb").read()
@@ -267,7 +249,7 @@ def write_schema3(path, regions, meta, threads=None):
     for _, n, *_ in regions:
         if n not in names:
             names.append(n)
-    str_t = h5py.string_dtype("utf-8")
+    str_t = h5_schema.STR
     with h5py.File(path, "w") as f:
         f.attrs["scope_profiler_schema"] = np.int64(3)
         f.attrs["storage_layout"] = "columnar"
@@ -666,7 +648,7 @@ def write_likwid(path, rank_tags, attrs):
             r.attrs["group_id"] = np.int64(0)
             r.attrs["group_name"] = "FLOPS_DP"
             r.attrs["source"] = "marker_api"
-            vstr = h5py.string_dtype("utf-8")
+            vstr = h5_schema.STR
             r.attrs.create("event_names", ["INSTR_RETIRED_ANY"], dtype=vstr)
             r.attrs.create("counter_names", ["FIXC0"], dtype=vstr)
             r.attrs.create("metric_names", ["Runtime (RDTSC) [s]"], dtype=vstr)
@@ -711,30 +693,14 @@ CASES.update(aggregate=case_aggregate, collision=case_collision, refusals=case_r
 
 def main():
     global ARGS
-    ap = argparse.ArgumentParser()
-    for opt in ("--merge", "--make-native", "--check", "--data"):
-        ap.add_argument(opt, required=True)
-    ap.add_argument("--scope-check", default=None, help="validate every merged file too")
-    ap.add_argument("case", choices=sorted(CASES))
-    ARGS = ap.parse_args()
+    ARGS = tool_case.parse(CASES, required=("--merge", "--make-native", "--check", "--data"),
+                           optional=("--scope-check",))
     # ctest gives each case its own directory under tests/merge/work/; start
     # it empty so that "nothing left behind" checks mean something.
-    here = os.getcwd()
-    if os.path.basename(os.path.dirname(here)) == "work" and ARGS.case == os.path.basename(here):
-        for name in os.listdir(here):
-            full = os.path.join(here, name)
-            if os.path.isdir(full) and not os.path.islink(full):
-                import shutil
-                shutil.rmtree(full)
-            else:
-                os.unlink(full)
-    CASES[ARGS.case]()
-    if FAILURES:
-        print(f"{len(FAILURES)} check(s) failed", file=sys.stderr)
-        return 1
-    print("ok")
-    return 0
+    if os.path.basename(os.path.dirname(os.getcwd())) == "work":
+        tool_case.empty_case_dir(ARGS.case)
+    tool_case.run_case(check, CASES, ARGS.case)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

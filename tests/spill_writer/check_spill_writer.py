@@ -24,29 +24,26 @@ Cases:
 """
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 
-import h5py
-import numpy as np
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import checks  # noqa: E402
+import needs  # noqa: E402
+import outputs  # noqa: E402
+import small_fs  # noqa: E402
+from tool_case import text  # noqa: E402
+
+h5py = needs.h5py()
+import numpy as np  # noqa: E402
 
 case, app, scope_check, workdir = sys.argv[1:5]
-shutil.rmtree(workdir, ignore_errors=True)
-os.makedirs(workdir)
-failures = []
+outputs.fresh_workdir(workdir)
+check = checks.Checks(f"spill_writer {case}")
 THREADS = 4
 ITERATIONS = 400000
 LIMIT = 32 << 20
 LEAVES = 7
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def calls_per_thread(n):
@@ -77,10 +74,6 @@ def printed_totals(stdout):
         check(m.group(3) == "0", f"query status {m.group(3)} for {m.group(1)} {m.group(2)}")
         totals[(m.group(1), m.group(2))] = (int(m.group(4)), int(m.group(5)))
     return totals
-
-
-def text(value):
-    return value.decode() if isinstance(value, bytes) else str(value)
 
 
 def load(path):
@@ -236,20 +229,11 @@ elif case == "fork":
               f"the child's file holds {recorded}, want only child.own x 400000")
     scope_check_ok(out, "fork")
 elif case == "disk_full":
-    if os.geteuid() != 0:
-        print("SKIP: mounting a small file system needs root")
-        sys.exit(77)
     # The spill file is extended 64 MiB at a time, two extents ahead: on a
     # 170 MiB tmpfs its first 128 MiB fit, the next extension fails, by
     # then (4 x 600,000 iterations, 32 MiB limit) in the writer thread's
     # hands; the output (~12 MB) still fits beside it.
-    mnt = tempfile.mkdtemp(dir=workdir)
-    m = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=170m", "tmpfs", mnt],
-                       capture_output=True, text=True)
-    if m.returncode != 0:
-        print(f"SKIP: cannot mount a tmpfs here: {m.stderr.strip()}")
-        sys.exit(77)
-    try:
+    with small_fs.small_tmpfs("170m", parent=workdir) as mnt:
         out = os.path.join(mnt, "full.h5")
         iterations = 600000
         status, p = run(out, iterations, THREADS, lossy=True, SCOPE_PROFILER_BUFFER_LIMIT=str(LIMIT),
@@ -274,8 +258,6 @@ elif case == "disk_full":
             scope_check_ok(out, "disk_full")
         else:
             check(status == 8, f"no file and status {status}, want SP_ERR_OUTPUT (8)")
-    finally:
-        subprocess.run(["umount", mnt])
 else:
     sys.exit(f"unknown case {case}")
-sys.exit(1 if failures else 0)
+check.finish()
