@@ -6,23 +6,44 @@
  */
 #include "util/alloc.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* Large blocks (whole event columns of a read) ask for transparent huge
- * pages: on kernels in "madvise" mode this replaces one page fault per
- * 4 KiB with one per 2 MiB, which is most of the cost of filling a fresh
- * 100 MB array. Only the 2 MiB-aligned interior of the block can be
+/* Transparent huge pages are asked for only when SCOPE_PROFILER_HUGE_PAGES=1.
+ * On a machine whose memory is its own they replace one page fault per
+ * 4 KiB with one per 2 MiB (a fresh 640 MiB: 0.1 s instead of 0.3 s). On a
+ * virtual machine whose host takes back the guest's free memory (virtio
+ * balloon free page reporting reports exactly the free 2 MiB blocks huge
+ * pages are made of) the first touch of a huge page waits for the host: the
+ * same 640 MiB took 1.9-4.8 s there, against 0.27-0.35 s in 4 KiB pages
+ * (issue 31; a recording thread filling its bound paid 90-230 ns a begin/end
+ * pair instead of 15). 4 KiB pages cost a little everywhere, huge pages a
+ * lot where the host reclaims: the default is 4 KiB. Read once; a value
+ * other than 1 means 4 KiB pages. */
+static int huge_pages_wanted(void) {
+    static _Atomic int wanted = -1; /* -1: not read yet */
+    int value = atomic_load_explicit(&wanted, memory_order_relaxed);
+    if (value < 0) {
+        const char *setting = getenv("SCOPE_PROFILER_HUGE_PAGES");
+        value = setting && strcmp(setting, "1") == 0;
+        atomic_store_explicit(&wanted, value, memory_order_relaxed);
+    }
+    return value;
+}
+
+/* Large blocks (whole event columns of a read) may ask for transparent huge
+ * pages (above): only the 2 MiB-aligned interior of the block can be
  * advised; failure is harmless (the advice is only a hint). */
 #define HUGE_PAGE_BYTES ((size_t)2 << 20)
 #define ADVISE_FROM_BYTES ((size_t)8 << 20)
 
 static void *advise_huge_pages(void *block, size_t size_bytes) {
 #ifdef MADV_HUGEPAGE
-    if (block && size_bytes >= ADVISE_FROM_BYTES) {
+    if (block && size_bytes >= ADVISE_FROM_BYTES && huge_pages_wanted()) {
         uintptr_t start = ((uintptr_t)block + HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1);
         uintptr_t end = ((uintptr_t)block + size_bytes) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1);
         if (end > start) madvise((void *)start, end - start, MADV_HUGEPAGE);
@@ -67,9 +88,8 @@ char *spi_strdup(const char *text) {
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
-#define HUGE_PAGE_BYTES ((size_t)2 << 20)
 
-/* A block of whole 2 MiB huge pages where the kernel grants them
+/* With SCOPE_PROFILER_HUGE_PAGES=1: a block of whole 2 MiB huge pages where the kernel grants them
  * (transparent huge pages, "madvise" or "always"): one fault per 2 MiB
  * instead of 512, and one TLB entry. Mapped with room to align, trimmed,
  * marked, then populated with the huge pages; a kernel without
@@ -92,7 +112,7 @@ static void *map_huge(size_t size_bytes) {
 }
 
 void *spi_map_populated(size_t size_bytes) {
-    if (size_bytes >= HUGE_PAGE_BYTES && size_bytes % HUGE_PAGE_BYTES == 0)
+    if (size_bytes >= HUGE_PAGE_BYTES && size_bytes % HUGE_PAGE_BYTES == 0 && huge_pages_wanted())
         return map_huge(size_bytes);
     void *block = mmap(NULL, size_bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);

@@ -24,9 +24,10 @@ char *spi_strdup(const char *text);
 
 /* `size_bytes` of zeroed memory whose pages are already backed
  * (populated at mapping): the page faults are taken here, in bulk inside the
- * kernel, not one by one when the memory is first written. A multiple of
- * 2 MiB gets transparent huge pages where the kernel allows them (one
- * fault per 2 MiB). For the event
+ * kernel, not one by one when the memory is first written. With
+ * SCOPE_PROFILER_HUGE_PAGES=1, a multiple of 2 MiB gets transparent huge
+ * pages where the kernel allows them (one fault per 2 MiB; off by default,
+ * alloc.c says why). Thread-safe. For the event
  * chunks of the recorder, whose writes are on the hot path. NULL on
  * failure. Release with spi_unmap and the same size. */
 void *spi_map_populated(size_t size_bytes);
