@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/cpus.h"
 #include "record/clock.h"
 #include "counters/counters.h"
 #include "util/diag.h"
@@ -106,6 +107,13 @@ static bool resolve_tsc(sp_clock asked) {
     bool usable = spi_clock_tsc_usable(reason, sizeof reason);
     if (!usable && asked == SP_CLOCK_TSC)
         spi_diag("the TSC clock was asked for, but %s; recording with CLOCK_MONOTONIC", reason);
+    /* Left to choose, a virtual machine's TSC is trusted only where no
+     * thread can move between vCPUs whose counters may disagree (clock.h):
+     * a process bound to one CPU, as an MPI rank usually is. Asked for by
+     * name, the TSC is used anyway (the user knows the machine). */
+    if (usable && asked == SP_CLOCK_AUTO && spi_cpus_available() > 1 &&
+        spi_clock_in_virtual_machine())
+        return false;
     return usable;
 }
 

@@ -16,6 +16,23 @@ static bool cpu_has_flag(const char *flags, const char *flag) {
     return false;
 }
 
+bool spi_clock_in_virtual_machine(void) {
+#if !defined(__x86_64__) && !defined(__i386__)
+    return false;
+#else
+    char line[8192];
+    bool seen = false, guest = false;
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && !seen && fgets(line, sizeof line, f)) {
+        if (strncmp(line, "flags", 5) != 0) continue;
+        seen = true;
+        guest = cpu_has_flag(line, "hypervisor");
+    }
+    if (f) fclose(f);
+    return guest;
+#endif
+}
+
 bool spi_clock_tsc_usable(char *reason, size_t reason_bytes) {
 #if !defined(__x86_64__) && !defined(__i386__)
     snprintf(reason, reason_bytes, "this is not an x86 CPU");

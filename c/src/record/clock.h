@@ -108,6 +108,15 @@ static inline void spi_clock_anchor(int64_t *ticks, int64_t *ns) {
  * out of step). `reason` says why not. Reads /proc and /sys: setup only. */
 bool spi_clock_tsc_usable(char *reason, size_t reason_bytes);
 
+/* true when the CPU says it runs under a hypervisor (the "hypervisor" flag
+ * of /proc/cpuinfo). There the kernel may trust the TSC without checking
+ * the virtual CPUs' counters against each other (the host vouches for them),
+ * and they can be out of step: on a KVM guest here a thread moving between
+ * its two vCPUs saw its TSC jump by about 100 ns, so a call's begin read on
+ * one vCPU and its child's on the other came out in the wrong order. Reads
+ * /proc: setup only. */
+bool spi_clock_in_virtual_machine(void);
+
 /* CPU time consumed by the calling thread, ns (0 if unavailable). */
 static inline int64_t spi_clock_thread_cpu_ns(void) {
     struct timespec ts;
