@@ -85,6 +85,15 @@ def read_rows(path):
     return rows
 
 
+def region_calls(path, region, rank=0):
+    """The (starts, durations) of one region's row on `rank` (read_rows'
+    arrays); KeyError when the file has no such row."""
+    for name, row_rank, starts, durations, _, _ in read_rows(path):
+        if name == region and row_rank == rank:
+            return starts, durations
+    raise KeyError(f"{path}: no row of {region} on rank {rank}")
+
+
 def exclusive_ns(rows):
     """{(region name, rank): exclusive time, ns} from the stored parent ids:
     every call's duration minus its direct children's, a child found by its

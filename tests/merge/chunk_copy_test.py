@@ -41,6 +41,7 @@ from checks import Checks  # noqa: E402
 
 h5py = needs.h5py()
 import numpy as np  # noqa: E402  (needs.h5py() checked it is there)
+import h5_calls  # noqa: E402
 import h5_compare  # noqa: E402
 from h5_schema import STATS, STR  # noqa: E402
 
@@ -71,14 +72,8 @@ def write_driver(native, path, chunk=CHUNK, shuffle=True, levels=4):
     """`levels` driver regions nested on the interval of every native outer
     call: levels x outer events, ids levels x k + level, parents the level
     above."""
-    with h5py.File(native, "r") as f:
-        names = [n.decode() for n in f["region_table/names"][:]]
-        idx = f["rank_region_index"]
-        row = [r for r in range(len(idx["region_ids"]))
-               if names[idx["region_ids"][r]] == "native:outer"][0]
-        o, n = int(idx["event_offsets"][row]), int(idx["event_counts"][row])
-        starts = np.cumsum(f["events/start_deltas"][o:o + n])
-        durs = f["events/durations"][o:o + n]
+    starts, durs = h5_calls.region_calls(native, "native:outer")
+    n = len(starts)
     regions = ["py:a", "py:b", "py:c", "py:d"][:levels]
     ids = np.arange(n, dtype=np.int64) * levels
     deltas = np.empty(n, np.int64)

@@ -28,6 +28,7 @@ import needs  # noqa: E402
 import tool_case  # noqa: E402
 
 h5py = needs.h5py()
+import h5_calls  # noqa: E402
 import h5_compare  # noqa: E402
 import h5_schema  # noqa: E402
 import numpy as np  # noqa: E402
@@ -52,14 +53,9 @@ def merge(inputs, out, value_path):
 def write_driver(native, path):
     """Calls py:a > py:b around every native:outer call (so that the merge
     adopts them), each column in another storage layout."""
+    starts, durs = h5_calls.region_calls(native, "native:outer")
+    n = len(starts)
     with h5py.File(native, "r") as f:
-        names = [n.decode() for n in f["region_table/names"][:]]
-        idx = f["rank_region_index"]
-        row = [r for r in range(len(idx["region_ids"]))
-               if names[idx["region_ids"][r]] == "native:outer"][0]
-        o, n = int(idx["event_offsets"][row]), int(idx["event_counts"][row])
-        starts = np.cumsum(f["events/start_deltas"][o:o + n])
-        durs = f["events/durations"][o:o + n]
         start_time = f["metadata"].attrs.get("start_time_ns", None)
     str_t = h5_schema.STR
     regions = ["py:a", "py:b"]
