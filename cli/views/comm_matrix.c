@@ -132,6 +132,7 @@ static bool same_members(const comm_world_map *a, const comm_world_map *b) {
 
 int comm_maps_read(comm_matrix *m, const sp_results *res) {
     uint32_t ranks = sp_results_rank_count(res);
+    size_t capacity = m->map_count;
     for (size_t row = 0; row < sp_results_row_count(res); row++) {
         const char *name = sp_results_region_name(res, sp_results_row_region(res, row));
         comm_mpi_name n;
@@ -145,12 +146,17 @@ int comm_maps_read(comm_matrix *m, const sp_results *res) {
             if (!map.world) return SP_ERR_OUT_OF_MEMORY;
             parse_runs(list + 7, map.world, &map.size, ranks);
         }
-        comm_world_map *grown = realloc(m->maps, (m->map_count + 1) * sizeof *grown);
-        if (!grown) {
-            free(map.world);
-            return SP_ERR_OUT_OF_MEMORY;
+        if (m->map_count == capacity) {
+            /* doubling: a file of many ranks holds up to 256 maps a rank */
+            size_t grown_capacity = capacity ? 2 * capacity : 16;
+            comm_world_map *grown = realloc(m->maps, grown_capacity * sizeof *grown);
+            if (!grown) {
+                free(map.world);
+                return SP_ERR_OUT_OF_MEMORY;
+            }
+            m->maps = grown;
+            capacity = grown_capacity;
         }
-        m->maps = grown;
         m->maps[m->map_count++] = map;
     }
     if (m->map_count == 0) return SP_OK;
@@ -175,12 +181,15 @@ int comm_maps_read(comm_matrix *m, const sp_results *res) {
     return SP_OK;
 }
 
+const comm_world_map *comm_map_find(const comm_matrix *m, uint32_t rank, long long comm) {
+    comm_world_map key = {rank, comm, NULL, 0};
+    return m->map_count ? bsearch(&key, m->maps, m->map_count, sizeof key, cmp_map) : NULL;
+}
+
 long long comm_world_peer(const comm_matrix *m, uint32_t rank, long long comm, long long peer) {
     if (peer < 0) return -1;
     if (comm_is_world(comm)) return peer < (long long)m->ranks ? peer : -1;
-    comm_world_map key = {rank, comm, NULL, 0};
-    const comm_world_map *map =
-        m->map_count ? bsearch(&key, m->maps, m->map_count, sizeof key, cmp_map) : NULL;
+    const comm_world_map *map = comm_map_find(m, rank, comm);
     if (!map || !map->world || (unsigned long long)peer >= map->size) return -1;
     uint32_t world = map->world[peer];
     return world < m->ranks ? (long long)world : -1;

@@ -112,6 +112,11 @@ bool comm_is_world(long long comm);
  * SP_ERR_OUT_OF_MEMORY. Free with comm_matrix_free. */
 int comm_maps_read(comm_matrix *m, const sp_results *res);
 
+/* The map of communicator `comm` as `rank` named it (one entry per (rank,
+ * comm) after comm_maps_read), or NULL when the file records none; an
+ * entry whose `world` is NULL is unusable. */
+const comm_world_map *comm_map_find(const comm_matrix *m, uint32_t rank, long long comm);
+
 /* `peer` of communicator `comm` as `rank` named it, as a world rank: the
  * peer itself on MPI_COMM_WORLD, through the map otherwise; -1 when it
  * cannot be placed (no usable map, a peer outside it or past the file's

@@ -218,7 +218,8 @@ int export_otf2(const char *dir, view_lanes *v, char *errbuf, size_t errbuf_len)
                 "scope-export: note: MPI calls written as regions only, without a message "
                 "record: %llu receives from MPI_ANY_SOURCE (the file does not keep the matched "
                 "source), %llu sendrecv calls (their receive side names no source), %llu calls "
-                "on communicators other than MPI_COMM_WORLD (their ranks are not in the file)\n",
+                "on communicators without a usable world-rank map (their ranks are not in the "
+                "file)\n",
                 (unsigned long long)mpi.any_source, (unsigned long long)mpi.sendrecv,
                 (unsigned long long)mpi.other_comm);
     otf2_mpi_free(&mpi);

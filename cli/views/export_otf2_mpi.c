@@ -25,12 +25,19 @@
  *   - sendrecv: its name carries the send side only (the source of its
  *     receive is not stored), and a send whose receive is missing would
  *     read as a lost message;
- *   - collectives on any other communicator, and point-to-point calls on
- *     one without a usable world-rank map (docs/FORMAT.md 4.6.1).
+ *   - calls on another communicator without a usable world-rank map
+ *     (docs/FORMAT.md 4.6.1: none recorded, past the library's cap, or a
+ *     handle that named two member lists on one rank).
  * Point-to-point calls on another communicator with a map are written on
- * MPI_COMM_WORLD (the archive's only communicator) with the peer placed at
- * its world rank through the calling rank's map, so their send and
- * receive match there by world sender, receiver and tag.
+ * MPI_COMM_WORLD with the peer placed at its world rank through the
+ * calling rank's map, so their send and receive match there by world
+ * sender, receiver and tag. Collectives on another communicator go to an
+ * archive communicator of their own, one per distinct list of members
+ * (the maps say which world ranks, in communicator order): a handle is a
+ * per-process number, and the members are what every rank agrees on. Two
+ * live communicators with the same members (a duplicate) share one
+ * archive communicator, which a reader matches in call order; a
+ * duplicate of MPI_COMM_WORLD is not MPI_COMM_WORLD itself.
  * Records are written only when the file's ranks are 0..N-1, each with a
  * lane: the communicator's location group lists one location per rank.
  */
@@ -106,15 +113,74 @@ static otf2_mpi_region decode(const char *name, uint32_t ranks) {
             r.bytes = counted_bytes(n.bytes);
         }
     } else if (n.kind == COMM_KIND_COLLECTIVE && collective_code(n.op, &r.op)) {
-        if (!comm_is_world(n.comm)) {
-            r.left_out = OTF2_MPI_LEFT_COMM;
-            return r;
-        }
         r.role = OTF2_MPI_COLL;
-        if (n.root >= 0 && n.root < (long long)ranks) r.root = (uint32_t)n.root;
+        /* another communicator: its archive comm and root checked per rank */
+        r.via_map = !comm_is_world(n.comm);
+        r.comm = n.comm;
+        if (n.root >= 0 && n.root < (r.via_map ? (long long)UINT32_MAX : (long long)ranks))
+            r.root = (uint32_t)n.root;
         r.bytes = counted_bytes(n.bytes);
     }
     return r;
+}
+
+static uint64_t members_hash(const comm_world_map *map) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325) ^ map->size;
+    for (size_t i = 0; i < map->size; i++) h = (h ^ map->world[i]) * UINT64_C(0x100000001b3);
+    return h ^ (h >> 29);
+}
+
+static bool same_members(const comm_world_map *a, const comm_world_map *b) {
+    return a->size == b->size && memcmp(a->world, b->world, a->size * sizeof *a->world) == 0;
+}
+
+/* Number the communicators of the usable maps by their member lists: an
+ * open-addressed table of first maps, twice the maps' count, so the work
+ * is one hash and a compare or two a map. */
+static int number_sub_comms(otf2_mpi *m) {
+    size_t count = m->maps.map_count;
+    if (count == 0) return SP_OK;
+    m->map_comm = calloc(count, sizeof *m->map_comm);
+    m->sub_comm_map = malloc(count * sizeof *m->sub_comm_map);
+    size_t slots = 2;
+    while (slots < 2 * count) slots *= 2;
+    size_t *first = malloc(slots * sizeof *first); /* a map index + 1; 0 = empty */
+    if (!m->map_comm || !m->sub_comm_map || !first) {
+        free(first);
+        return SP_ERR_OUT_OF_MEMORY;
+    }
+    memset(first, 0, slots * sizeof *first);
+    for (size_t i = 0; i < count; i++) {
+        const comm_world_map *map = &m->maps.maps[i];
+        if (!map->world) continue;
+        size_t at = (size_t)members_hash(map) & (slots - 1);
+        while (first[at] && !same_members(&m->maps.maps[first[at] - 1], map))
+            at = (at + 1) & (slots - 1);
+        if (!first[at]) {
+            first[at] = i + 1;
+            m->sub_comm_map[m->sub_comms++] = i;
+            m->map_comm[i] = m->sub_comms;
+        } else {
+            m->map_comm[i] = m->map_comm[first[at] - 1];
+        }
+    }
+    free(first);
+    return SP_OK;
+}
+
+/* The archive communicator of a collective of `r` on `lane`, and its root
+ * in it; false (counted as left out) when the lane's rank has no usable
+ * map of the call's communicator. */
+static bool collective_comm(otf2_mpi *m, const otf2_mpi_region *r, size_t lane,
+                            OTF2_CommRef *comm, uint32_t *root) {
+    *comm = 0;
+    *root = r->root;
+    if (!r->via_map) return true;
+    const comm_world_map *map = comm_map_find(&m->maps, m->lanes->lanes[lane].rank, r->comm);
+    if (!map || !map->world) return false;
+    *comm = m->map_comm[map - m->maps.maps];
+    if (*root != OTF2_COLLECTIVE_ROOT_NONE && *root >= map->size) *root = OTF2_COLLECTIVE_ROOT_NONE;
+    return true;
 }
 
 int otf2_mpi_init(otf2_mpi *m, const view_lanes *v) {
@@ -137,7 +203,7 @@ int otf2_mpi_init(otf2_mpi *m, const view_lanes *v) {
     m->enabled = contiguous && next > 0;
     m->lanes = v;
     m->maps.ranks = next;
-    if (comm_maps_read(&m->maps, v->res) != SP_OK) {
+    if (comm_maps_read(&m->maps, v->res) != SP_OK || number_sub_comms(m) != SP_OK) {
         otf2_mpi_free(m);
         return SP_ERR_OUT_OF_MEMORY;
     }
@@ -153,6 +219,8 @@ int otf2_mpi_init(otf2_mpi *m, const view_lanes *v) {
 
 void otf2_mpi_free(otf2_mpi *m) {
     comm_matrix_free(&m->maps);
+    free(m->map_comm);
+    free(m->sub_comm_map);
     free(m->regions);
     free(m->lane_records);
     memset(m, 0, sizeof *m);
@@ -171,12 +239,18 @@ OTF2_ErrorCode otf2_mpi_after_enter(otf2_mpi *m, OTF2_EvtWriter *w, size_t lane,
                                     OTF2_TimeStamp time) {
     const otf2_mpi_region *r = &m->regions[region];
     long long peer;
+    OTF2_CommRef comm;
+    uint32_t root;
     switch (r->role) {
     case OTF2_MPI_SEND:
         if ((peer = otf2_mpi_peer(m, r, lane)) < 0) return OTF2_SUCCESS;
         m->lane_records[lane]++;
         return OTF2_EvtWriter_MpiSend(w, NULL, time, (uint32_t)peer, 0, r->tag, r->bytes);
     case OTF2_MPI_COLL:
+        if (!collective_comm(m, r, lane, &comm, &root)) {
+            m->other_comm++;
+            return OTF2_SUCCESS;
+        }
         m->lane_records[lane]++;
         return OTF2_EvtWriter_MpiCollectiveBegin(w, NULL, time);
     default:
@@ -192,15 +266,19 @@ OTF2_ErrorCode otf2_mpi_before_leave(otf2_mpi *m, OTF2_EvtWriter *w, size_t lane
                                      OTF2_TimeStamp time) {
     const otf2_mpi_region *r = &m->regions[region];
     long long peer;
+    OTF2_CommRef comm;
+    uint32_t root;
     switch (r->role) {
     case OTF2_MPI_RECV:
         if ((peer = otf2_mpi_peer(m, r, lane)) < 0) return OTF2_SUCCESS;
         m->lane_records[lane]++;
         return OTF2_EvtWriter_MpiRecv(w, NULL, time, (uint32_t)peer, 0, r->tag, r->bytes);
     case OTF2_MPI_COLL:
+        /* the same answer as at the Enter: counted there, not twice */
+        if (!collective_comm(m, r, lane, &comm, &root)) return OTF2_SUCCESS;
         m->lane_records[lane]++;
-        return OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, time, (OTF2_CollectiveOp)r->op, 0,
-                                               r->root, r->bytes, r->bytes);
+        return OTF2_EvtWriter_MpiCollectiveEnd(w, NULL, time, (OTF2_CollectiveOp)r->op, comm,
+                                               root, r->bytes, r->bytes);
     default: return OTF2_SUCCESS;
     }
 }
@@ -244,5 +322,25 @@ OTF2_ErrorCode otf2_mpi_write_defs(const otf2_mpi *m, const view_lanes *v, OTF2_
         e = OTF2_GlobalDefWriter_WriteComm(g, 0, world, 1, OTF2_UNDEFINED_COMM,
                                            OTF2_COMM_FLAG_NONE);
     free(members);
+    /* the others: group k + 1 lists comm k's world ranks in its own order
+     * (indices into group 0, which has one location per rank) */
+    for (uint32_t k = 1; k <= m->sub_comms && e == OTF2_SUCCESS; k++) {
+        const comm_world_map *map = &m->maps.maps[m->sub_comm_map[k - 1]];
+        char name[64];
+        snprintf(name, sizeof name, "MPI communicator %u (%zu ranks)", k, map->size);
+        OTF2_StringRef label = (*next_string)++;
+        e = OTF2_GlobalDefWriter_WriteString(g, label, name);
+        uint64_t *ranks = malloc(map->size * sizeof *ranks);
+        if (!ranks) return OTF2_ERROR_MEM_ALLOC_FAILED;
+        for (size_t i = 0; i < map->size; i++) ranks[i] = map->world[i];
+        if (e == OTF2_SUCCESS)
+            e = OTF2_GlobalDefWriter_WriteGroup(g, k + 1, label, OTF2_GROUP_TYPE_COMM_GROUP,
+                                                OTF2_PARADIGM_MPI, OTF2_GROUP_FLAG_NONE,
+                                                (uint32_t)map->size, ranks);
+        free(ranks);
+        if (e == OTF2_SUCCESS)
+            e = OTF2_GlobalDefWriter_WriteComm(g, k, label, k + 1, OTF2_UNDEFINED_COMM,
+                                               OTF2_COMM_FLAG_NONE);
+    }
     return e;
 }

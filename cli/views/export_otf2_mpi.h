@@ -39,6 +39,12 @@ typedef struct otf2_mpi {
     uint64_t any_source, sendrecv, other_comm; /* calls left without a record */
     const view_lanes *lanes;   /* each lane's rank, for the peers placed through maps */
     comm_matrix maps;          /* the file's world-rank maps (only .maps used) */
+    /* Communicators other than MPI_COMM_WORLD, one per distinct member list
+     * (archive comms 1..sub_comms): map_comm[i] is maps.maps[i]'s (0: an
+     * unusable map), sub_comm_map[k - 1] a map listing comm k's members. */
+    uint32_t *map_comm;
+    size_t *sub_comm_map;
+    uint32_t sub_comms;
 } otf2_mpi;
 
 /* Decode every region name of v's file and decide whether message records
@@ -58,10 +64,11 @@ OTF2_ErrorCode otf2_mpi_before_leave(otf2_mpi *m, OTF2_EvtWriter *w, size_t lane
 void otf2_mpi_region_kind(const otf2_mpi *m, size_t region, OTF2_Paradigm *paradigm,
                           OTF2_RegionRole *role);
 
-/* The definitions of MPI_COMM_WORLD (comm 0): strings from *next_string
- * on (advanced), the locations group (per rank, its first lane with MPI
- * records, else its first lane) and the communicator group. Nothing when
- * !m->enabled. Returns OTF2_SUCCESS or OTF2's error. */
+/* The definitions of MPI_COMM_WORLD (comm 0) and of the other
+ * communicators collectives ran on (comms 1..sub_comms, groups 2..): strings
+ * from *next_string on (advanced), the locations group (per rank, its first
+ * lane with MPI records, else its first lane) and each communicator's
+ * group. Nothing when !m->enabled. Returns OTF2_SUCCESS or OTF2's error. */
 OTF2_ErrorCode otf2_mpi_write_defs(const otf2_mpi *m, const view_lanes *v, OTF2_GlobalDefWriter *g,
                                    OTF2_StringRef *next_string);
 

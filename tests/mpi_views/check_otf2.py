@@ -12,7 +12,9 @@
     check_otf2.py split --mpiexec M --program SPLIT --export E --otf2-print P --workdir W
         split.c on 4 ranks: the messages inside communicators split from
         MPI_COMM_WORLD, placed at world ranks through their maps: every
-        send matched to its receive.
+        send matched to its receive; the collectives on the split
+        communicators on one archive communicator per member list, whose
+        group lists the world ranks in communicator order.
     check_otf2.py long_name --export E --otf2-print P --workdir W
         a region name of 4 MiB (one definition chunk of OTF2 cannot hold
         it): the export succeeds and the name is cut with its length said.
@@ -84,6 +86,34 @@ if args.case == "split":
     want = {(0, w, p): [(7, (w + 1) * 10)] * 3 for w, p in ((0, 2), (2, 0), (1, 3), (3, 1))}
     check(sends == want, f"the sends at world ranks: {dict(sends)}")
     check(recvs == want, f"every send matched to its receive: {dict(recvs)}")
+    # the collectives on the two split communicators: one archive comm per
+    # member list, its group the world ranks in communicator order (key =
+    # -world rank: {2, 0} and {3, 1}), every rank's allreduce, reduce and
+    # comm_free there; split itself runs on MPI_COMM_WORLD
+    comm_name = dict(re.findall(r'^COMM\s+(\d+)\s+Name: "([^"]*)"', defs, re.M))
+    group_of = {int(c): int(g) for c, g in
+                re.findall(r'^COMM\s+(\d+)\s.*Group: "[^"]*" <(\d+)>', defs, re.M)}
+    members = {int(g): [int(x) for x in re.findall(r'(\d+) \("rank', ms)] for g, ms in
+               re.findall(r'^GROUP\s+(\d+)\s.*Type: COMM_GROUP.*Members: (.*)$', defs, re.M)}
+    sub = {c: members.get(g) for c, g in group_of.items() if c != 0}
+    check(sorted(sub.values()) == [[2, 0], [3, 1]],
+          f"two split communicators, members in communicator order: {sub} ({comm_name})")
+    ends = defaultdict(list)
+    for m in re.finditer(r'^MPI_COLLECTIVE_END\s+(\d+)\s.*Operation: (\w+), '
+                         r'Communicator: "[^"]*" <(\d+)>, Root: ([^,]+),', events, re.M):
+        loc, op, comm, root = m.groups()
+        ends[(location_rank[int(loc)], int(comm))].append((op, root.split()[0]))
+    for w in range(4):
+        mine = [c for c, g in sub.items() if w in (g or [])]
+        check(len(mine) == 1, f"world rank {w} is in one split communicator: {sub}")
+        got = ends.get((w, mine[0] if mine else -1), [])
+        want_ops = [("ALLREDUCE", "NONE"), ("REDUCE", "0")] * 2
+        check([e for e in got if e[0] != "DESTROY_HANDLE"] == want_ops and
+              [e[0] for e in got].count("DESTROY_HANDLE") == 2,
+              f"world rank {w}: allreduce, reduce (root 0) twice and two comm_free on its split "
+              f"communicator: {got}")
+    check("0 calls on communicators" in note or not note,
+          f"no collective left without its communicator: {note.strip()}")
 elif args.case == "messages":
     if not args.mpiexec or not (shutil.which(args.mpiexec) or os.path.exists(args.mpiexec)):
         print("SKIP: no mpiexec")

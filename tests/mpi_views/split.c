@@ -10,6 +10,9 @@
  * (tag 7), and receive them naming the other's communicator rank. A
  * second split with the same membership under a fresh handle (after the
  * first is freed) repeats one round, so a reused handle keeps working.
+ * Each exchange ends with an allreduce rooted nowhere and a reduce to
+ * communicator rank 0 on the split communicator (the OTF2 export defines a
+ * communicator per member list for them: check_otf2.py split).
  * `split many` first creates, uses and frees MANY communicators: past the
  * wrappers' cap the later ones get no map (their calls stay recorded).
  */
@@ -34,6 +37,9 @@ static void exchange(MPI_Comm comm, int world_rank, int rounds) {
         MPI_Send(out, out_bytes, MPI_BYTE, other, 7, comm);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
     }
+    int sum = 0;
+    MPI_Allreduce(&world_rank, &sum, 1, MPI_INT, MPI_SUM, comm);
+    MPI_Reduce(&world_rank, &sum, 1, MPI_INT, MPI_SUM, 0, comm);
     free(out);
     free(in);
 }
