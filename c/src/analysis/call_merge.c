@@ -201,18 +201,22 @@ static inline heap_item item_of(const spi_rank_merge *m, size_t index) {
     return (heap_item){head->start, m->by_id ? head->id : head->end, index};
 }
 
+/* Item i moved down to its place: the smaller child moves up into the
+ * hole until the item is not larger than it, and the item is written once
+ * (a swap per level wrote it at every level). The order of comparisons
+ * and the final heap are those of the swapping form. */
 static void sift_down(spi_rank_merge *m, size_t i) {
     heap_item *h = m->heap;
+    heap_item item = h[i];
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, best = i;
-        if (l < m->heap_len && heap_less(m, &h[l], &h[best])) best = l;
-        if (r < m->heap_len && heap_less(m, &h[r], &h[best])) best = r;
-        if (best == i) return;
-        heap_item t = h[i];
-        h[i] = h[best];
-        h[best] = t;
-        i = best;
+        size_t l = 2 * i + 1, r = l + 1;
+        if (l >= m->heap_len) break;
+        size_t child = r < m->heap_len && heap_less(m, &h[r], &h[l]) ? r : l;
+        if (!heap_less(m, &h[child], &item)) break;
+        h[i] = h[child];
+        i = child;
     }
+    h[i] = item;
 }
 
 int spi_rank_merge_open(spi_rank_merge **out, const spi_profile *p, uint32_t rank,

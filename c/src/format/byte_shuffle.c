@@ -12,6 +12,10 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define HAVE_WORD_TRANSPOSE 1
 
@@ -67,8 +71,52 @@ static size_t shuffle8_blocks(const unsigned char *src, unsigned char *dst, size
     return i;
 }
 
+#if defined(__SSE2__)
+/* Elements [i, i + 16) from the 8 planes: 16 bytes of each plane, put
+ * together by three rounds of byte, 16-bit and 32-bit interleaves (24
+ * unpacks for 16 elements, where the word transpose below spends 24
+ * rounds of shifts and masks). SSE2 is part of x86-64, so no check at run
+ * time; the reader's unshuffle was 12% of scope-inspect's time with the
+ * word transpose alone. */
+static inline void unshuffle8_sse2(const unsigned char *src, unsigned char *dst, size_t i,
+                                   size_t elements) {
+    const unsigned char *p = src + i;
+    __m128i p0 = _mm_loadu_si128((const __m128i *)p);
+    __m128i p1 = _mm_loadu_si128((const __m128i *)(p + elements));
+    __m128i p2 = _mm_loadu_si128((const __m128i *)(p + 2 * elements));
+    __m128i p3 = _mm_loadu_si128((const __m128i *)(p + 3 * elements));
+    __m128i p4 = _mm_loadu_si128((const __m128i *)(p + 4 * elements));
+    __m128i p5 = _mm_loadu_si128((const __m128i *)(p + 5 * elements));
+    __m128i p6 = _mm_loadu_si128((const __m128i *)(p + 6 * elements));
+    __m128i p7 = _mm_loadu_si128((const __m128i *)(p + 7 * elements));
+    /* bytes (0,1), (2,3), ... of elements 0-7 (lo) and 8-15 (hi) */
+    __m128i a01l = _mm_unpacklo_epi8(p0, p1), a01h = _mm_unpackhi_epi8(p0, p1);
+    __m128i a23l = _mm_unpacklo_epi8(p2, p3), a23h = _mm_unpackhi_epi8(p2, p3);
+    __m128i a45l = _mm_unpacklo_epi8(p4, p5), a45h = _mm_unpackhi_epi8(p4, p5);
+    __m128i a67l = _mm_unpacklo_epi8(p6, p7), a67h = _mm_unpackhi_epi8(p6, p7);
+    /* bytes 0-3 and 4-7 of elements 0-3, 4-7, 8-11, 12-15 */
+    __m128i b0 = _mm_unpacklo_epi16(a01l, a23l), b1 = _mm_unpackhi_epi16(a01l, a23l);
+    __m128i b2 = _mm_unpacklo_epi16(a01h, a23h), b3 = _mm_unpackhi_epi16(a01h, a23h);
+    __m128i c0 = _mm_unpacklo_epi16(a45l, a67l), c1 = _mm_unpackhi_epi16(a45l, a67l);
+    __m128i c2 = _mm_unpacklo_epi16(a45h, a67h), c3 = _mm_unpackhi_epi16(a45h, a67h);
+    /* whole elements, two per register */
+    __m128i *out = (__m128i *)(dst + i * 8);
+    _mm_storeu_si128(out + 0, _mm_unpacklo_epi32(b0, c0));
+    _mm_storeu_si128(out + 1, _mm_unpackhi_epi32(b0, c0));
+    _mm_storeu_si128(out + 2, _mm_unpacklo_epi32(b1, c1));
+    _mm_storeu_si128(out + 3, _mm_unpackhi_epi32(b1, c1));
+    _mm_storeu_si128(out + 4, _mm_unpacklo_epi32(b2, c2));
+    _mm_storeu_si128(out + 5, _mm_unpackhi_epi32(b2, c2));
+    _mm_storeu_si128(out + 6, _mm_unpacklo_epi32(b3, c3));
+    _mm_storeu_si128(out + 7, _mm_unpackhi_epi32(b3, c3));
+}
+#endif
+
 static size_t unshuffle8_blocks(const unsigned char *src, unsigned char *dst, size_t elements) {
     size_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 16 <= elements; i += 16) unshuffle8_sse2(src, dst, i, elements);
+#endif
 #ifdef HAVE_WORD_TRANSPOSE
     for (; i + 8 <= elements; i += 8) {
         uint64_t r[8];

@@ -134,9 +134,10 @@ static int store_read(spi_call_store *base, size_t row, uint64_t first, size_t c
     spi_h5r_unlock();
     if (status != SP_OK) return status;
     if (s->deltas) {
-        /* the same wrapping sum as a full read (reader_h5.c) */
+        /* the same wrapping sum as a full read (reader_h5.c); no starts
+         * in a durations-alone read (call_cursor.h) */
         uint64_t acc = first == 0 ? 0 : (uint64_t)previous_start;
-        for (size_t k = 0; k < count; k++) {
+        for (size_t k = 0; starts && k < count; k++) {
             acc += (uint64_t)starts[k];
             starts[k] = (int64_t)acc;
         }
@@ -200,7 +201,8 @@ int spi_h5_call_store_open(const spi_h5r *h, hid_t events, const uint64_t *offse
     s->events = -1;
     for (int i = 0; i < COL_COUNT; i++) s->columns[i] = -1;
     s->deltas = deltas;
-    s->base = (spi_call_store){.read = store_read, .release = store_release};
+    s->base = (spi_call_store){.read = store_read, .release = store_release,
+                               .durations_alone = deltas /* durations stored as such */};
     int status = SP_OK;
     size_t rows = out->row_count ? out->row_count : 1;
     if (!(s->path = spi_strdup(h->path)) || !(s->offsets = spi_malloc(rows * sizeof *s->offsets)) ||

@@ -22,11 +22,14 @@ int spi_call_cursor_open(spi_call_cursor *c, const spi_profile *profile, size_t 
     if (!profile->store) return SP_OK;
     /* Ends are computed from starts and durations, so both are read. */
     if (columns & SPI_CURSOR_ENDS) c->columns |= SPI_CURSOR_STARTS | SPI_CURSOR_DURATIONS;
-    /* Starts stored as differences need every start to carry the sum on. */
-    c->columns |= SPI_CURSOR_STARTS;
+    /* Starts stored as differences need every start to carry the sum on,
+     * unless nothing but the durations is wanted and they are stored as
+     * such (call_cursor.h). */
+    bool durations_alone = c->columns == SPI_CURSOR_DURATIONS && profile->store->durations_alone;
+    if (!durations_alone) c->columns |= SPI_CURSOR_STARTS;
     unsigned present = profile->store->columns;
     bool want[BUF_COUNT] = {
-        [BUF_STARTS] = true,
+        [BUF_STARTS] = !durations_alone,
         [BUF_DURATIONS] = (c->columns & SPI_CURSOR_DURATIONS) != 0,
         [BUF_ENDS] = (c->columns & SPI_CURSOR_ENDS) != 0,
         [BUF_CALL_IDS] = (c->columns & SPI_CURSOR_IDS) && (present & SPI_EV_BIT(SPI_EV_CALL_IDS)),
@@ -98,7 +101,7 @@ int spi_call_cursor_next(spi_call_cursor *c, spi_call_slice *slice, spi_error *e
             if (err) *err = c->error;
             return status;
         }
-        c->previous_start = slice->starts[n - 1];
+        if (slice->starts) c->previous_start = slice->starts[n - 1];
     }
     c->next += n;
     return SP_OK;

@@ -27,6 +27,10 @@
 #define SPI_CURSOR_GPU 16u      /* gpu_durations when present (arrays only: a
                                    store never holds a file with GPU times) */
 #define SPI_CURSOR_ALL 31u
+/* SPI_CURSOR_DURATIONS alone (no other column) delivers the durations with
+ * starts NULL when the store holds them as such (spi_call_store's
+ * durations_alone): a pass that needs nothing else decodes one column.
+ * Otherwise, and over arrays, starts come too, as always. */
 
 /* Calls per slice when the caller does not say. */
 #define SPI_CURSOR_DEFAULT_SLICE 65536u

@@ -160,6 +160,8 @@ struct spi_call_store {
     unsigned columns; /* SPI_EV_BIT set of the optional columns the file has
                          (ids only: files with GPU times are read whole) */
     const char *path; /* the file, for messages */
+    bool durations_alone; /* durations are stored as such (not as end times),
+                             so `read` gives them with starts NULL */
 };
 
 /* Rows whose calls are produced on demand instead of held in arrays (a

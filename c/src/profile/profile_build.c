@@ -113,8 +113,10 @@ static int out_of_range(const spi_profile *profile, const spi_row *row, const ch
 }
 
 /* A row whose calls are in the file (profile->store): two streamed passes,
- * the first for the total (so the mean is known), the range checks and the
- * start order, the second for the statistics, bit for bit what
+ * the first for the total (so the mean is known), the range checks, the
+ * start order and the order statistics, the second for the squared
+ * deviations from the mean, which reads the durations alone (one column
+ * decoded again, not two: call_cursor.h), bit for bit what
  * spi_stats_compute gives over the whole row (row_stats.h). The first pass
  * also reads the id columns: every byte of the events is then decoded once
  * while the file is being opened, where a caller that isolates reads of
@@ -125,7 +127,9 @@ static int stream_row_stats(spi_profile *profile, size_t index, const char *path
     spi_row *row = &profile->rows[index];
     spi_call_cursor cursor;
     spi_call_slice slice;
+    spi_stats_stream stream;
     int64_t total = 0, previous = INT64_MIN;
+    spi_stats_stream_begin(&stream, row->count, 0);
     int status = spi_call_cursor_open(&cursor, profile, index,
                                       SPI_CURSOR_STARTS | SPI_CURSOR_DURATIONS | SPI_CURSOR_IDS,
                                       0);
@@ -141,16 +145,15 @@ static int stream_row_stats(spi_profile *profile, size_t index, const char *path
             if (start < previous) row->out_of_start_order = true;
             previous = start;
         }
+        spi_stats_stream_add_order(&stream, slice.starts, slice.durations, slice.count);
     }
     spi_call_cursor_close(&cursor);
     if (status != SP_OK) return status;
-    spi_stats_stream stream;
-    spi_stats_stream_begin(&stream, row->count, (uint64_t)total);
-    status = spi_call_cursor_open(&cursor, profile, index, SPI_CURSOR_STARTS | SPI_CURSOR_DURATIONS,
-                                  0);
+    spi_stats_stream_set_total(&stream, (uint64_t)total);
+    status = spi_call_cursor_open(&cursor, profile, index, SPI_CURSOR_DURATIONS, 0);
     while (status == SP_OK && (status = spi_call_cursor_next(&cursor, &slice, err)) == SP_OK &&
            slice.count)
-        spi_stats_stream_add(&stream, slice.starts, slice.durations, slice.count);
+        spi_stats_stream_add_squares(&stream, slice.durations, slice.count);
     spi_call_cursor_close(&cursor);
     if (status == SP_OK) spi_stats_stream_end(&stream, &row->stats);
     return status;

@@ -94,17 +94,25 @@ void spi_stats_stream_begin(spi_stats_stream *s, uint64_t count, uint64_t total)
     s->stats.end_maximum = INT64_MIN;
 }
 
+/* The total known only after a first pass (row_stats.h). */
+void spi_stats_stream_set_total(spi_stats_stream *s, uint64_t total) {
+    if (s->count == 0) return;
+    s->stats.total = (int64_t)total;
+    s->stats.mean = (double)s->stats.total / (double)s->count;
+}
+
 /* The same sums as spi_stats_compute in the same order: each of the four
  * lanes adds its calls' squared deviations one after the other, so a slice
  * may end anywhere. Written as spi_stats_compute is, for the vectoriser:
  * the order statistics in one branch-free loop, then the lanes in blocks
  * of four (a streamed row of 20M calls spent 4% of finalize here when one
- * loop chose the lane per call). */
-void spi_stats_stream_add(spi_stats_stream *s, const int64_t *starts, const int64_t *durations,
-                          uint64_t n) {
+ * loop chose the lane per call). The two halves below are that order
+ * statistics loop and those lanes. */
+void spi_stats_stream_add_order(spi_stats_stream *s, const int64_t *starts,
+                                const int64_t *durations, uint64_t n) {
     if (n == 0) return;
     spi_stats *st = &s->stats;
-    if (s->seen == 0) {
+    if (s->ordered == 0) {
         st->minimum = st->maximum = st->first = durations[0];
         st->start_minimum = starts[0];
     }
@@ -123,8 +131,12 @@ void spi_stats_stream_add(spi_stats_stream *s, const int64_t *starts, const int6
     st->start_minimum = start_minimum;
     st->end_maximum = end_maximum;
     st->last = durations[n - 1];
+    s->ordered += n;
+}
 
-    const double mean = st->mean;
+void spi_stats_stream_add_squares(spi_stats_stream *s, const int64_t *durations, uint64_t n) {
+    if (n == 0) return;
+    const double mean = s->stats.mean;
     uint64_t k = 0, seen = s->seen;
     /* up to a multiple of four (a slice ended inside a block) */
     for (; k < n && seen % 4 && seen < s->lanes_end; k++, seen++) {
@@ -144,6 +156,12 @@ void spi_stats_stream_add(spi_stats_stream *s, const int64_t *starts, const int6
         s->partial[seen < s->lanes_end ? seen % 4 : 0] += dev * dev;
     }
     s->seen = seen;
+}
+
+void spi_stats_stream_add(spi_stats_stream *s, const int64_t *starts, const int64_t *durations,
+                          uint64_t n) {
+    spi_stats_stream_add_order(s, starts, durations, n);
+    spi_stats_stream_add_squares(s, durations, n);
 }
 
 void spi_stats_stream_end(spi_stats_stream *s, spi_stats *stats) {

@@ -55,7 +55,8 @@ bool spi_stats_stored_valid(const spi_stats *stats, const char **why);
 typedef struct spi_stats_stream {
     spi_stats stats;
     uint64_t count;           /* calls the row will have */
-    uint64_t seen;
+    uint64_t seen;            /* calls whose squared deviations were added */
+    uint64_t ordered;         /* calls whose order statistics were added */
     uint64_t lanes_end;       /* calls before here go to 4 lanes, then lane 0 */
     double partial[4];
 } spi_stats_stream;
@@ -63,6 +64,19 @@ typedef struct spi_stats_stream {
 void spi_stats_stream_begin(spi_stats_stream *s, uint64_t count, uint64_t total);
 void spi_stats_stream_add(spi_stats_stream *s, const int64_t *starts, const int64_t *durations,
                           uint64_t n);
+/* The two halves of spi_stats_stream_add, for a reader that passes over
+ * the row twice anyway (profile/profile_build.c: the first pass finds the
+ * total): _order takes the order statistics (minimum, maximum, first,
+ * last, first start, last end), which need no mean, and may run before
+ * the total is known (begin with total 0, then _set_total); _squares
+ * takes the squared deviations from the mean and reads the durations
+ * alone, so the second pass need not read the starts. Each half over all
+ * the row's calls in stored order gives, bit for bit, what
+ * spi_stats_stream_add gives. Pure; one stream per thread. */
+void spi_stats_stream_add_order(spi_stats_stream *s, const int64_t *starts,
+                                const int64_t *durations, uint64_t n);
+void spi_stats_stream_set_total(spi_stats_stream *s, uint64_t total);
+void spi_stats_stream_add_squares(spi_stats_stream *s, const int64_t *durations, uint64_t n);
 /* The row's statistics; call after its `count` calls were added. */
 void spi_stats_stream_end(spi_stats_stream *s, spi_stats *stats);
 
