@@ -186,6 +186,27 @@ static int read_rows(spm_input *in, const spi_h5r *h, hid_t index, spi_error *er
     return status;
 }
 
+static int by_rank(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The most rows the input has on one rank: pass 1 reads that many rows of
+ * each column in turn (merge_chunks.c sizes the column's ring by it). */
+static size_t busiest_rank_rows(const spm_input *in) {
+    size_t rows = in->prof.row_count, most = rows ? 1 : 0;
+    uint32_t *ranks = spi_calloc(rows ? rows : 1, sizeof *ranks);
+    if (!ranks) return rows; /* an upper bound will do */
+    for (size_t i = 0; i < rows; i++) ranks[i] = in->prof.rows[i].rank;
+    qsort(ranks, rows, sizeof *ranks, by_rank);
+    for (size_t i = 1, run = 1; i < rows; i++) {
+        run = ranks[i] == ranks[i - 1] ? run + 1 : 1;
+        if (run > most) most = run;
+    }
+    spi_free(ranks);
+    return most;
+}
+
 static int open_streamed(spm_input *in, bool have_summary, spi_error *err) {
     /* Opened again, so checked again (reader_policy.c): the path may name
      * another file than the summary read saw. */
@@ -242,6 +263,7 @@ static int open_streamed(spm_input *in, bool have_summary, spi_error *err) {
         status = spi_error_set(err, SP_ERR_NOT_A_PROFILE,
                                "%s is not a scope-profiler profile: group events is missing",
                                in->path);
+    size_t readers = status == SP_OK ? busiest_rank_rows(in) : 0;
     if (status == SP_OK) {
         in->deltas = spi_h5r_exists(events, spi_event_columns[SPI_EV_START_DELTAS].name) > 0;
         for (int c = 0; c < SPM_COL_COUNT && status == SP_OK; c++) {
@@ -259,7 +281,7 @@ static int open_streamed(spm_input *in, bool have_summary, spi_error *err) {
                                            in->path, name);
                 if (type >= 0) H5Tclose(type);
             }
-            if (status == SP_OK && spm_chunks_open(in->dsets[c], &in->chunked[c]) != SP_OK)
+            if (status == SP_OK && spm_chunks_open(in->dsets[c], readers, &in->chunked[c]) != SP_OK)
                 status = oom(in->path, err);
             if (status == SP_OK) in->columns |= 1u << c;
         }
@@ -364,7 +386,8 @@ int spm_cursor_fill(spm_cursor *c, spi_error *err) {
     for (int k = 0; k < SPM_COL_COUNT; k++) {
         if (!(read & (1u << k))) continue;
         bool decoded = false;
-        if (spm_chunks_read(c->in->chunked[k], file_pos, n, c->col[k], &decoded) != SP_OK)
+        if (spm_chunks_read(c->in->chunked[k], file_pos, n, c->in->offsets[c->row] + c->count,
+                            c->col[k], &decoded) != SP_OK)
             return oom(c->in->path, err);
         int status = decoded ? SP_OK
                              : spi_h5r_read_int_slice(&h, c->in->dsets[k],

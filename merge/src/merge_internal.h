@@ -36,15 +36,22 @@ typedef struct spm_chunk_column spm_chunk_column;
 /* Whether SCOPE_PROFILER_MERGE_VALUE_PATH asks for HDF5's own reads only. */
 bool spm_chunks_disabled(void);
 /* *column: a decoder for dset (borrowed, stays open), or NULL when dset is
- * not a layout it decodes (then read it with H5Dread). SP_OK or
- * SP_ERR_OUT_OF_MEMORY. */
-int spm_chunks_open(hid_t dset, spm_chunk_column **column);
+ * not a layout it decodes (then read it with H5Dread). readers: how many
+ * cursors read the column in turn at most (the input's rows on a rank;
+ * sizes its ring of decoded chunks). SP_OK or SP_ERR_OUT_OF_MEMORY. */
+int spm_chunks_open(hid_t dset, size_t readers, spm_chunk_column **column);
 void spm_chunks_close(spm_chunk_column *column);
+/* The column's decoded chunks given back (after pass 1); a later read
+ * decodes again. NULL is a no-op. */
+void spm_chunks_release(spm_chunk_column *column);
 /* count values from element pos into out; *done false when the caller must
  * read them through H5Dread instead (no decoder, a chunk HDF5 must decide
- * about). SP_OK or SP_ERR_OUT_OF_MEMORY. Not thread-safe. */
-int spm_chunks_read(spm_chunk_column *column, uint64_t pos, uint64_t count, int64_t *out,
-                    bool *done);
+ * about). ahead_end (element): how far the caller reads this part of the
+ * column in order (a row's end): chunks before it are decoded ahead by the
+ * shared pool's helpers. SP_OK or SP_ERR_OUT_OF_MEMORY. Not thread-safe:
+ * the merging thread only (the helpers never call HDF5). */
+int spm_chunks_read(spm_chunk_column *column, uint64_t pos, uint64_t count, uint64_t ahead_end,
+                    int64_t *out, bool *done);
 
 /* Chunk `index` of the column as stored (filter mask 0, within deflate's
  * bound: spi_chunk_fetch) into *data (valid until the column's next read)
@@ -287,6 +294,10 @@ typedef struct spm_merge {
     bool number_all;           /* the output has call_ids: calls of inputs
                                   without them are numbered in start order */
     const sp_merge_options *options;
+    /* The output has a thread_ids column: some rank of the whole output
+     * has a lane table row (m->out_thread_count > 0 alone, or in a group
+     * any process's; merge_parts.c). */
+    bool thread_column;
 } spm_merge;
 
 /* merge_common.c: helpers of every step. */
@@ -344,6 +355,9 @@ int spm_ids_keep(spm_merge *m, size_t cell, const spm_key_record *call, spi_erro
 int spm_ids_finish_rank(spm_merge *m, size_t ri, spi_error *err);
 /* Turn a kept failure into the refusal (err), or SP_OK. */
 int spm_ids_refuse(const spm_merge *m, const spm_id_failure *f, spi_error *err);
+/* Keep another process's kept refusals where they come first (merge_parts.c). */
+void spm_ids_keep_failures(spm_merge *m, const spm_id_failure *repeated,
+                           const spm_id_failure *parent_failure);
 /* The rank of id among the cell's numbered calls (-1 if it is none). Slow
  * path of spm_id_rank. */
 int spm_id_rank_mapped(const spm_merge *m, spm_id_lookup *l, size_t cell, int64_t id,
@@ -370,6 +384,8 @@ int spm_check_spans(const spm_merge *m, spi_error *err);
 /* Per rank, the output thread id of every input lane and the output's
  * thread table naming each (m->out_threads). */
 int spm_assign_lanes(spm_merge *m, spi_error *err);
+/* The same for rank indices [first, end) only (a group's part). */
+int spm_assign_lanes_range(spm_merge *m, size_t first, size_t end, spi_error *err);
 /* The output thread id of a call of input i on rank index ri stored with
  * thread id `thread` (-1: none). */
 int64_t spm_lane_of(const spm_merge *m, size_t i, size_t ri, int64_t thread);
@@ -377,5 +393,28 @@ int64_t spm_lane_of(const spm_merge *m, size_t i, size_t ri, int64_t thread);
 /* merge_write.c: pass 2. */
 /* Write and publish the merged file at output (nothing on error). */
 int spm_write_output(spm_merge *m, const char *output, spi_error *err);
+/* A group's part (merge_parts.c): the rows of rank indices [first, end)
+ * published at path, after a leading row of `pad` zero events (region 0)
+ * that puts its events at the output's offsets modulo the chunk size; the
+ * thread table of those ranks; no rank<N> groups. */
+int spm_write_part(spm_merge *m, const char *path, size_t first, size_t end, uint64_t pad,
+                   spi_error *err);
+/* The output's layout (rows, events, columns, regions) and its region
+ * names in id order (*names: new array of borrowed strings). */
+struct spi_writer_layout;
+int spm_output_layout(const spm_merge *m, struct spi_writer_layout *layout, const char ***names,
+                      spi_error *err);
+
+/* merge_parts.c: sp_merge_files in a group of processes. */
+/* Every process's status: each returns the first failing process's
+ * status and message (process order is rank order: the merge alone's). */
+int spm_group_agree(const sp_merge_group *g, int status, spi_error *err);
+/* Pass 1, the checks, the parts and the assembly, after the plan. */
+int spm_group_merge(spm_merge *m, const char *output, spi_error *err);
+
+/* merge_parts_assemble.c: process 0 writes the output from the parts. */
+int spm_assemble_parts(spm_merge *m, const char *output, char *const *parts,
+                       const uint64_t *pads, const size_t *first, size_t part_count,
+                       uint64_t thread_count, spi_error *err);
 
 #endif /* SPM_MERGE_INTERNAL_H */

@@ -25,6 +25,12 @@
 /* Pass-1 read buffers of one rank share this budget (bytes). */
 #define SPM_SWEEP_BUDGET_BYTES ((size_t)24 << 20)
 #define SPM_SWEEP_MIN_BLOCK 1024
+/* ... and a block is at most this many events: the columns' chunks are
+ * decoded ahead into their streams' rings (merge_chunks.c), and a small
+ * block copied out of them stays in the cache while the sweep visits its
+ * calls in turn with the other rows' (whole 64K-event blocks of six rows
+ * and seven columns, 21 MiB, were read back from memory). */
+#define SPM_SWEEP_MAX_BLOCK 8192
 /* The timestamps the nesting rebuild takes (scope-check's limit). */
 #define SPM_TIME_LIMIT (INT64_MAX / 4)
 
@@ -194,18 +200,23 @@ static bool heap_less(const heap_entry *x, const heap_entry *y) {
     return x->row < y->row;
 }
 
+/* Entry i sifted down: the smaller child moves up into the hole until
+ * the entry fits, one copy a level instead of a swap. heap_less is a total
+ * order (the row breaks ties), so the calls come out in the same order
+ * whatever the heap's inner arrangement. */
 static void heap_down(sweep *s, size_t i) {
     heap_entry *h = s->heap;
+    size_t n = s->heap_size;
+    heap_entry x = h[i];
     for (;;) {
-        size_t l = 2 * i + 1, r = l + 1, best = i;
-        if (l < s->heap_size && heap_less(&h[l], &h[best])) best = l;
-        if (r < s->heap_size && heap_less(&h[r], &h[best])) best = r;
-        if (best == i) return;
-        heap_entry t = h[i];
+        size_t l = 2 * i + 1;
+        if (l >= n) break;
+        size_t best = l + 1 < n && heap_less(&h[l + 1], &h[l]) ? l + 1 : l;
+        if (!heap_less(&h[best], &x)) break;
         h[i] = h[best];
-        h[best] = t;
         i = best;
     }
+    h[i] = x;
 }
 
 static int flush_adoptions(sweep *s, sweep_row *r, spi_error *err) {
@@ -255,9 +266,10 @@ static lane *find_lane(sweep *s, int64_t input, int64_t which, unsigned modes, s
 
 enum { LANE_TASK, LANE_OWN, LANE_JOINT };
 
-/* find_lane through the row's memo of `kind`. */
-static lane *row_lane(sweep *s, sweep_row *r, int kind, int64_t input, int64_t which,
-                      unsigned modes, spi_error *err, int *status) {
+/* find_lane through the row's memo of `kind` (inlined: up to two a call). */
+static inline __attribute__((always_inline)) lane *
+row_lane(sweep *s, sweep_row *r, int kind, int64_t input, int64_t which, unsigned modes,
+         spi_error *err, int *status) {
     if (r->lane_known[kind] && r->lane_key[kind] == which) return &s->lanes[r->lane_index[kind]];
     lane *l = find_lane(s, input, which, modes, err, status);
     if (l) {
@@ -275,11 +287,12 @@ static void close_call(sweep *s, const lane *l, const open_call *c) {
 
 /* The lane layouts in `modes` cannot store this rank's nesting. For ALONE
  * that is the input's own doing; the first reason is kept for the refusal. */
-__attribute__((format(printf, 5, 6))) static void fail_modes(sweep *s, unsigned modes,
-                                                             const spm_input *in,
-                                                             const spi_row *row,
-                                                             const char *format, ...) {
+__attribute__((format(printf, 4, 5), cold)) static void
+fail_modes(sweep *s, unsigned modes, const sweep_row *r, const char *format, ...) {
     if ((modes & MODE_ALONE) && !(s->failed & MODE_ALONE)) {
+        /* The row is looked up here, not by every call that might fail. */
+        const spm_input *in = &s->m->inputs[r->input];
+        const spi_row *row = &in->prof.rows[r->cur.row];
         char what[256];
         va_list ap;
         va_start(ap, format);
@@ -314,18 +327,20 @@ static int remember_own_id(sweep *s, sweep_row *r, int64_t id, spi_error *err) {
 /* One call of the current row into lane l (FORMAT.md 7.6 with a stack per
  * lane): close what ended before it, check that the innermost open call is
  * what the call stores as its parent (or adopt it when the call stores
- * none), then open the call. */
-static int nest_call(sweep *s, sweep_row *r, lane *l, int64_t start2, int64_t end2,
-                     int64_t duration, int64_t call, int64_t parent_id, spi_error *err) {
+ * none), then open the call. Inlined: a call on a main lane comes here
+ * twice (its own lane and the joint one), and the out-of-line call with
+ * nine arguments was a fifth of it (callgrind). */
+static inline __attribute__((always_inline)) int nest_call(sweep *s, sweep_row *r, lane *l,
+                                                            int64_t start2, int64_t end2,
+                                                            int64_t duration, int64_t call,
+                                                            int64_t parent_id, spi_error *err) {
     spm_merge *m = s->m;
-    const spm_input *in = &m->inputs[r->input];
-    const spi_row *row = &in->prof.rows[r->cur.row];
     while (l->depth && l->stack[l->depth - 1].end2 <= start2)
         close_call(s, l, &l->stack[--l->depth]);
     open_call *top = l->depth ? &l->stack[l->depth - 1] : NULL;
     size_t order = m->order_of[r->input];
     if (top && end2 > top->end2)
-        fail_modes(s, l->modes, in, row,
+        fail_modes(s, l->modes, r,
                    "the call starting at %lld ns overlaps an enclosing call of its lane "
                    "without nesting in it",
                    (long long)(start2 / 2));
@@ -335,16 +350,18 @@ static int nest_call(sweep *s, sweep_row *r, lane *l, int64_t start2, int64_t en
         end2 <= top->end2)
         s->parent_on_stack = true;
     if (top && parent_id >= 0 && (top->order != order || top->call_id != parent_id))
-        fail_modes(s, l->modes, in, row,
+        fail_modes(s, l->modes, r,
                    "call id %lld stores parent %lld, but the innermost call of its lane "
                    "that encloses it is %s %lld",
                    (long long)call, (long long)parent_id,
                    top->order == order ? "call id" : "another input's call", (long long)top->call_id);
     if (top && top->order != order) {
-        /* Two inputs' calls nest: their main lanes belong together. */
+        /* Two inputs' calls nest: their main lanes belong together. Every
+         * native call inside a driver call comes here: the enclosing
+         * call's input straight from the id order, not a walk of the
+         * inputs. */
         m->linked[r->input * m->rank_count + s->rank] = true;
-        for (size_t i = 0; i < m->input_count; i++)
-            if (m->order_of[i] == top->order) m->linked[i * m->rank_count + s->rank] = true;
+        m->linked[m->by_order[top->order] * m->rank_count + s->rank] = true;
     }
     if (top && call >= 0 && parent_id < 0 && top->call_id >= 0) {
         /* Stored as a root (or without parent_ids), yet enclosed: its
@@ -353,7 +370,7 @@ static int nest_call(sweep *s, sweep_row *r, lane *l, int64_t start2, int64_t en
          * of its own input. */
         bool adoptable = top->order < order || (top->order == order && top->call_id < call);
         if (!adoptable) {
-            fail_modes(s, l->modes, in, row,
+            fail_modes(s, l->modes, r,
                        "call id %lld lies inside call id %lld of its lane, which is not an "
                        "earlier call",
                        (long long)call, (long long)top->call_id);
@@ -547,7 +564,7 @@ int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
                     1u << SPM_THREAD | 1u << SPM_TASK;
     columns = 7; /* the columns above, plus GPU when statistics are computed */
     size_t cap = rows ? SPM_SWEEP_BUDGET_BYTES / (rows * columns * sizeof(int64_t)) : 1;
-    if (cap > SPM_BLOCK_EVENTS) cap = SPM_BLOCK_EVENTS;
+    if (cap > SPM_SWEEP_MAX_BLOCK) cap = SPM_SWEEP_MAX_BLOCK;
     if (cap < SPM_SWEEP_MIN_BLOCK) cap = SPM_SWEEP_MIN_BLOCK;
     for (size_t i = 0; i < m->input_count && status == SP_OK; i++) {
         spm_input *in = &m->inputs[i];
@@ -620,6 +637,11 @@ int spm_sweep_rank(spm_merge *m, size_t rank_idx, spi_error *err) {
     /* A rank that was not nested keeps its scratch records for the ids
      * given to calls without one; pass 2 ignores their new parents. */
     spi_free(s.lanes);
+    /* After the last rank, the columns' rings of decoded chunks go: pass 2
+     * reads the columns it does not copy, one row at a time. */
+    if (rank_idx + 1 == m->rank_count)
+        for (size_t i = 0; i < m->input_count; i++)
+            for (int k = 0; k < SPM_COL_COUNT; k++) spm_chunks_release(m->inputs[i].chunked[k]);
     /* The ids and parents pass 1 could not decide (merge_ids.c). */
     if (status == SP_OK) status = spm_ids_finish_rank(m, rank_idx, err);
     spi_free(s.rows);

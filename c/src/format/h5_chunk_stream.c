@@ -294,6 +294,20 @@ int spi_chunk_stream_open(hid_t dset, spi_inflate_pool *pool, spi_chunk_stream *
     return SP_OK;
 }
 
+int spi_chunk_stream_open_slots(hid_t dset, spi_inflate_pool *pool, unsigned slots,
+                                spi_chunk_stream **out) {
+    int status = spi_chunk_stream_open(dset, pool, out);
+    if (status != SP_OK || !*out) return status;
+    spi_chunk_stream *s = *out;
+    /* Nothing is claimed yet: only the ring's length changes. */
+    unsigned least = s->depth + STREAM_SPARE_SLOTS;
+    if (slots < least) slots = least;
+    if (slots > STREAM_SLOTS_MAX) slots = STREAM_SLOTS_MAX;
+    s->slot_count = slots;
+    for (unsigned i = 0; i < s->slot_count; i++) s->slots[i].stream = s;
+    return SP_OK;
+}
+
 void spi_chunk_stream_set_dataset(spi_chunk_stream *s, hid_t dset) {
     if (s) s->dset = dset; /* fetches are synchronous: nothing refers to the old one */
 }

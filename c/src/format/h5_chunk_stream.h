@@ -77,6 +77,16 @@ void spi_inflate_pool_close(spi_inflate_pool *pool);
  * Calls HDF5. SP_OK or SP_ERR_OUT_OF_MEMORY. */
 int spi_chunk_stream_open(hid_t dset, spi_inflate_pool *pool, spi_chunk_stream **stream);
 
+/* The same stream with a ring of `slots` chunks instead of the reader's
+ * max(8, helpers + 3): at least helpers + 3, at most helpers + 3 for
+ * SPI_READ_THREADS_MAX helpers. For a caller that knows how many cursors
+ * take turns on the column (scope-merge: about two chunks for each row
+ * read in turn, merge/src/merge_chunks.c) and keeps no second pass over
+ * a row in the ring. SP_OK or SP_ERR_OUT_OF_MEMORY (*stream NULL as for
+ * spi_chunk_stream_open). */
+int spi_chunk_stream_open_slots(hid_t dset, spi_inflate_pool *pool, unsigned slots,
+                                spi_chunk_stream **stream);
+
 /* Bytes of one chunk of dset when a stream would take it, else 0 (to
  * size a pool before its streams). Calls HDF5. */
 size_t spi_chunk_stream_chunk_bytes(hid_t dset);
