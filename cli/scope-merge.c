@@ -28,6 +28,30 @@
 
 static const char TOOL[] = "scope-merge";
 
+#ifdef SCOPE_MERGE_HAVE_MPI
+#include <limits.h>
+#include <mpi.h>
+
+/* The group's one operation (sp_merge_group.allgather) on MPI_COMM_WORLD;
+ * user: an int[2 * size] scratch for the counts and displacements. */
+static int mpi_allgather(const void *mine, void *all, const size_t *bytes, void *user) {
+    int *counts = user, size = 0, rank = 0;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    int *displs = counts + size;
+    size_t at = 0;
+    for (int p = 0; p < size; p++) {
+        /* MPI counts are int: a larger exchange fails (on every process). */
+        if (bytes[p] > INT_MAX || at > INT_MAX) return 1;
+        counts[p] = (int)bytes[p];
+        displs[p] = (int)at;
+        at += bytes[p];
+    }
+    return MPI_Allgatherv(mine, counts[rank], MPI_BYTE, all, counts, displs, MPI_BYTE,
+                          MPI_COMM_WORLD) != MPI_SUCCESS;
+}
+#endif
+
 static void usage(FILE *out) {
     fprintf(out,
             "usage: scope-merge IN1 IN2 [IN...] -o OUT [--prefix INPUT=PREFIX]...\n"
@@ -57,6 +81,10 @@ static void usage(FILE *out) {
             "  --label TEXT            label of the merged run (default: the first\n"
             "                          input's)\n"
             "  -q, --quiet             no progress bar, no summary line\n"
+            "  --mpi                   merge with every process of the MPI job\n"
+            "                          (mpirun -np N scope-merge --mpi ...): each\n"
+            "                          checks and writes a block of ranks to a part\n"
+            "                          file beside OUT, process 0 assembles OUT\n"
             "  -h, --help              show this help\n"
             "      --version           show the version, git describe, HDF5 and MPI\n"
             "\n"
@@ -146,7 +174,7 @@ int main(int argc, char **argv) {
     const char **prefixes = calloc((size_t)argc, sizeof *prefixes);
     size_t spec_count = 0;
     const char *output = NULL, *label = NULL;
-    int quiet = 0, allow_disjoint = 0;
+    int quiet = 0, allow_disjoint = 0, use_mpi = 0;
     size_t count = 0;
     int rc = CLI_EXIT_OK;
     if (!inputs || !prefix_specs || !prefixes) {
@@ -198,6 +226,8 @@ int main(int argc, char **argv) {
             allow_disjoint = 1;
         } else if (strcmp(a, "--quiet") == 0 || strcmp(a, "-q") == 0) {
             quiet = 1;
+        } else if (strcmp(a, "--mpi") == 0) {
+            use_mpi = 1;
         } else if (a[0] == '-' && a[1] != '\0' && strcmp(a, "--") != 0) {
             rc = cli_usage_error(TOOL, "unknown option '%s'", a);
             goto done;
@@ -218,12 +248,39 @@ int main(int argc, char **argv) {
 
     rc = resolve_prefixes(prefix_specs, spec_count, inputs, count, prefixes);
     if (rc) goto done;
+#ifdef SCOPE_MERGE_HAVE_MPI
+    sp_merge_group group = {.index = 0, .size = 1, .allgather = mpi_allgather};
+    if (use_mpi) {
+        if (MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+            fprintf(stderr, "scope-merge: MPI_Init failed\n");
+            rc = CLI_EXIT_OTHER;
+            goto done;
+        }
+        MPI_Comm_rank(MPI_COMM_WORLD, &group.index);
+        MPI_Comm_size(MPI_COMM_WORLD, &group.size);
+        group.user = calloc(2 * (size_t)group.size, sizeof(int));
+        if (!group.user) {
+            fprintf(stderr, "scope-merge: out of memory\n");
+            MPI_Abort(MPI_COMM_WORLD, CLI_EXIT_OTHER);
+        }
+        /* One progress bar and one summary line: process 0's. */
+        if (group.index != 0) quiet = 1;
+    }
+#else
+    if (use_mpi) {
+        rc = cli_usage_error(TOOL, "%s", "--mpi: this scope-merge was built without MPI");
+        goto done;
+    }
+#endif
 
     sp_merge_options options;
     sp_merge_options_init(&options);
     options.label = label;
     if (spec_count) options.prefixes = prefixes;
     options.allow_disjoint = allow_disjoint;
+#ifdef SCOPE_MERGE_HAVE_MPI
+    if (use_mpi && group.size > 1) options.group = &group;
+#endif
     progress_state progress = {.last_percent = -1};
     clock_gettime(CLOCK_MONOTONIC, &progress.started);
     if (!quiet && isatty(STDERR_FILENO)) {
@@ -262,13 +319,20 @@ int main(int argc, char **argv) {
     int status = sp_merge_files(inputs, count, output, &options, message, MESSAGE_BYTES);
     cli_isolate_end_read();
     if (progress.shown) fputc('\n', stderr);
-    if (status != SP_OK)
+    /* In a group every process has the same message: process 0 says it. */
+    if (status != SP_OK && !(options.group && options.group->index != 0))
         fprintf(stderr, "%s%s\n", strncmp(message, "scope-merge", 11) ? "scope-merge: " : "",
                 message);
     else if (!quiet)
         printf("scope-merge: wrote %s from %zu inputs\n", output, count);
     free(message);
     rc = cli_exit_code(status);
+#ifdef SCOPE_MERGE_HAVE_MPI
+    if (use_mpi) {
+        free(group.user);
+        MPI_Finalize();
+    }
+#endif
 done:
     free(inputs);
     free(prefix_specs);

@@ -85,6 +85,28 @@ extern "C" {
  */
 typedef void (*sp_merge_progress_fn)(uint64_t done, uint64_t total, void *user);
 
+/**
+ * A group of processes that merge together (`mpirun -np N scope-merge
+ * --mpi`; see sp_merge_options.group). The library itself never calls MPI:
+ * the caller lends it one collective operation.
+ */
+typedef struct sp_merge_group {
+    /** This process's index in the group, 0 .. size-1. */
+    int index;
+    /** Processes in the group; 1 behaves exactly as no group. */
+    int size;
+    /**
+     * All-gather (MPI_Allgatherv): process p passes bytes[p] bytes at
+     * `mine`; `all` receives every process's bytes in process order
+     * (process p's at the sum of bytes[0 .. p-1]). `bytes` has `size`
+     * entries, the same on every process. Collective: every process makes
+     * the same calls in the same order. Returns 0, or non-zero when the
+     * exchange failed (the merge then fails with SP_ERR_MPI).
+     */
+    int (*allgather)(const void *mine, void *all, const size_t *bytes, void *user);
+    void *user;
+} sp_merge_group;
+
 /** Options of sp_merge_files. Initialise with sp_merge_options_init(). */
 typedef struct sp_merge_options {
     /** Label of the merged run (metadata "label"); NULL: the first input's
@@ -102,6 +124,18 @@ typedef struct sp_merge_options {
      *  (LIKWID tags and line profiles are copied as they are). A prefix
      *  must not contain '/'. Read during the call only. */
     const char *const *prefixes;
+    /** NULL (default): this process merges alone. Else the group of
+     *  processes that all call sp_merge_files with the same inputs, output
+     *  and options: the output's ranks are split into `size` contiguous
+     *  blocks balanced by event count, each process checks and writes its
+     *  block to a part file beside the output (`OUT.part<p>`, removed at
+     *  the end), and process 0 assembles the parts into OUT, copying every
+     *  compressed chunk that lies inside one part as stored. The file holds
+     *  the values the merge alone writes; every process returns the same
+     *  status and message (the one the merge alone would give). An input
+     *  with the aggregate layout: process 0 merges alone. Memory per
+     *  process is bounded as the merge alone's. Read during the call. */
+    const sp_merge_group *group;
 } sp_merge_options;
 
 /** Fill *options with the defaults (no label, no progress, no prefixes). */

@@ -67,6 +67,7 @@
 #include "scope_profiler_merge.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "util/alloc.h"
 #include "format/h5_util.h"
@@ -135,13 +136,36 @@ static int run_merge(const char *const *inputs, size_t count, const char *output
     if (status == SP_OK) status = spm_plan(&m, err);
     bool aggregate = false;
     for (size_t i = 0; i < count; i++) aggregate = aggregate || m.inputs[i].aggregate;
+    /* A group (merge_parts.c): every process planned the same; the first
+     * failure, if any, becomes every process's (the collision list only
+     * where it is that failure's). */
+    const sp_merge_group *group = options->group && options->group->size > 1 ? options->group
+                                                                             : NULL;
+    if (group) {
+        status = spm_group_agree(group, status, err);
+        if (*long_message && (status == SP_OK ||
+                              strncmp(*long_message, err->message, strlen(err->message)) != 0)) {
+            spi_free(*long_message);
+            *long_message = NULL;
+        }
+    }
+    if (group && status == SP_OK && !aggregate) {
+        status = spm_group_merge(&m, output, err);
+        free_merge(&m);
+        return status;
+    }
     if (status == SP_OK && aggregate) {
         spm_aggregate_plan ap = {.ranks = m.ranks, .rank_count = m.rank_count,
                                  .by_order = m.by_order, .region_base = m.region_base,
                                  .thread_offset = m.thread_offset};
         spi_meta meta = {0};
-        status = spm_build_metadata(&m, &meta, err);
-        if (status == SP_OK) status = spm_merge_aggregate(m.inputs, count, &ap, &meta, output, err);
+        /* In a group, process 0 alone merges aggregate inputs. */
+        if (!group || group->index == 0) {
+            status = spm_build_metadata(&m, &meta, err);
+            if (status == SP_OK)
+                status = spm_merge_aggregate(m.inputs, count, &ap, &meta, output, err);
+        }
+        if (group) status = spm_group_agree(group, status, err);
         spi_meta_free(&meta);
         free_merge(&m);
         return status;

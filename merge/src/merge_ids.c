@@ -97,6 +97,13 @@ static bool repeat_before(const spm_id_failure *a, const spm_id_failure *b) {
     return a->rank_idx < b->rank_idx;
 }
 
+void spm_ids_keep_failures(spm_merge *m, const spm_id_failure *repeated,
+                           const spm_id_failure *parent_failure) {
+    if (repeated->set && repeat_before(repeated, &m->repeated)) m->repeated = *repeated;
+    if (parent_failure->set && parent_failure_before(parent_failure, &m->parent_failure))
+        m->parent_failure = *parent_failure;
+}
+
 int spm_ids_refuse(const spm_merge *m, const spm_id_failure *f, spi_error *err) {
     if (!f->set) return SP_OK;
     const spm_input *in = &m->inputs[f->input];

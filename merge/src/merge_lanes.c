@@ -179,9 +179,13 @@ static int assign_rank(spm_merge *m, size_t ri, table *t, size_t first) {
 }
 
 int spm_assign_lanes(spm_merge *m, spi_error *err) {
+    return spm_assign_lanes_range(m, 0, m->rank_count, err);
+}
+
+int spm_assign_lanes_range(spm_merge *m, size_t first, size_t end, spi_error *err) {
     table t = {0};
     int status = SP_OK;
-    for (size_t ri = 0; ri < m->rank_count && status == SP_OK; ri++)
+    for (size_t ri = first; ri < end && status == SP_OK; ri++)
         status = assign_rank(m, ri, &t, t.count);
     if (status != SP_OK) {
         for (size_t k = 0; k < t.count; k++) spi_free(t.rows[k].name);
@@ -190,6 +194,7 @@ int spm_assign_lanes(spm_merge *m, spi_error *err) {
     }
     m->out_threads = t.rows;
     m->out_thread_count = t.count;
+    m->thread_column = t.count > 0;
     return SP_OK;
 }
 

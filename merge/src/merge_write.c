@@ -67,7 +67,7 @@ static unsigned row_unchanged(const spm_merge *m, size_t i, size_t r, size_t ri)
     if (ids_same) same |= in->columns & (1u << SPM_CALL);
     if (ids_same && !(m->slot_adopted[slot] && m->rank_nested[ri]))
         same |= in->columns & (1u << SPM_PARENT);
-    if (m->out_thread_count && (in->columns & (1u << SPM_THREAD))) {
+    if (m->thread_column && (in->columns & (1u << SPM_THREAD))) {
         const spm_thread_set *t = &m->thread_sets[cell];
         bool lanes_same = !m->has_unknown[cell] || m->unknown_lane[cell] == -1;
         for (size_t k = 0; k < t->count && lanes_same; k++)
@@ -244,9 +244,9 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, const size_t *on
                 }
                 chunk.columns[SPI_EV_PARENT_IDS] = b->parent;
             }
-            if (m->out_thread_count && (copied & (1u << SPM_THREAD))) {
+            if (m->thread_column && (copied & (1u << SPM_THREAD))) {
                 chunk.columns[SPI_EV_THREAD_IDS] = cur.col[SPM_THREAD]; /* ignored */
-            } else if (m->out_thread_count) {
+            } else if (m->thread_column) {
                 /* Every call gets its lane's output thread (merge_lanes.c);
                  * a call without a thread too. */
                 const int64_t *ids = cur.col[SPM_THREAD] ? cur.col[SPM_THREAD] + done : NULL;
@@ -274,8 +274,8 @@ static int write_row(spm_merge *m, spi_writer *w, size_t input, const size_t *on
     return status;
 }
 
-int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
-    spi_meta meta = {0};
+int spm_output_layout(const spm_merge *m, spi_writer_layout *layout, const char ***names_out,
+                      spi_error *err) {
     size_t name_count = 0;
     uint64_t rows = 0, events = 0;
     unsigned columns = 0;
@@ -294,40 +294,87 @@ int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
     /* Every call carries its lane (merge_lanes.c; without a thread table
      * every lane is -1 and the column says nothing); numbered calls carry
      * parents, the ones pass 1 found where an input stored none. */
-    if (m->out_thread_count) columns |= SPI_EV_BIT(SPI_EV_THREAD_IDS);
+    if (m->thread_column) columns |= SPI_EV_BIT(SPI_EV_THREAD_IDS);
     if (columns & SPI_EV_BIT(SPI_EV_CALL_IDS)) columns |= SPI_EV_BIT(SPI_EV_PARENT_IDS);
     const char **names = spi_calloc(name_count ? name_count : 1, sizeof *names);
+    if (!names) return spm_oom(err);
+    size_t k = 0;
+    for (size_t i = 0; i < m->input_count; i++)
+        for (size_t n = 0; n < m->inputs[i].prof.name_count; n++)
+            names[k++] = m->inputs[i].prof.names[n];
+    *layout = (spi_writer_layout){.row_count = rows, .event_count = events,
+                                  .region_count = name_count,
+                                  .thread_count = m->out_thread_count, .event_columns = columns};
+    *names_out = names;
+    return SP_OK;
+}
+
+/* A part's leading row: `pad` events of zeros that the assembly skips. */
+static int write_pad(spi_writer *w, uint32_t rank, uint64_t pad, out_buffers *b,
+                     spi_error *err) {
+    spi_row_header header = {.region = 0, .rank = rank, .exclusive_total = -1,
+                             .source_line = -1};
+    int status = spi_writer_begin_row(w, &header, err);
+    /* b->call is zeroed here and refilled before any real row reads it. */
+    memset(b->call, 0, SPM_BLOCK_EVENTS * sizeof *b->call);
+    for (uint64_t done = 0; done < pad && status == SP_OK;) {
+        size_t n = pad - done < SPM_BLOCK_EVENTS ? (size_t)(pad - done) : SPM_BLOCK_EVENTS;
+        spi_event_chunk chunk = {.count = n, .starts = b->call, .durations = b->call};
+        status = spi_writer_append_events(w, &chunk, err);
+        done += n;
+        b->out_pos += n;
+    }
+    if (status == SP_OK) status = spi_writer_end_row(w, err);
+    return status;
+}
+
+/* Rank indices [first, end) into a file at path; part: a group's part
+ * (after `pad` events, without rank<N> groups), else the whole output. */
+static int write_file(spm_merge *m, const char *path, size_t first, size_t end, uint64_t pad,
+                      bool part, spi_error *err) {
+    spi_meta meta = {0};
+    const char **names = NULL;
+    spi_writer_layout layout;
     out_buffers b = {.call = spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
                      .parent = spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
                      .thread = spi_calloc(SPM_BLOCK_EVENTS, sizeof(int64_t)),
                      .adopt = spi_calloc(SPM_BLOCK_EVENTS, sizeof(spm_adoption))};
-    int status = names && b.call && b.parent && b.thread && b.adopt ? SP_OK : spm_oom(err);
+    int status = b.call && b.parent && b.thread && b.adopt ? SP_OK : spm_oom(err);
+    if (status == SP_OK) status = spm_output_layout(m, &layout, &names, err);
+    if (status == SP_OK && part) {
+        /* Only the block's rows and events, after the pad. */
+        layout.row_count = pad > 0;
+        layout.event_count = pad;
+        for (size_t ri = first; ri < end; ri++)
+            for (size_t i = 0; i < m->input_count; i++) {
+                size_t on_count = 0;
+                const size_t *on = spm_rows_on_rank(m, i, m->ranks[ri], &on_count);
+                layout.row_count += on_count;
+                for (size_t x = 0; x < on_count; x++)
+                    layout.event_count += m->inputs[i].prof.rows[on[x]].count;
+            }
+    }
     if (status == SP_OK) status = spm_build_metadata(m, &meta, err);
-    size_t k = 0;
-    for (size_t i = 0; i < m->input_count && status == SP_OK; i++)
-        for (size_t n = 0; n < m->inputs[i].prof.name_count; n++)
-            names[k++] = m->inputs[i].prof.names[n];
-    spi_writer_layout layout = {.row_count = rows, .event_count = events,
-                                .region_count = name_count,
-                                .thread_count = m->out_thread_count, .event_columns = columns};
     spi_writer *w = NULL;
-    if (status == SP_OK) status = spi_writer_create(&w, output, &layout, err);
+    if (status == SP_OK) status = spi_writer_create(&w, path, &layout, err);
     /* Chunks are copied from the decoders' columns: none on the value path. */
     if (status == SP_OK && !spm_chunks_disabled())
         b.chunk_elements = spi_writer_event_chunk_elements(w);
     if (status == SP_OK) status = spi_writer_write_metadata(w, &meta, err);
-    if (status == SP_OK) status = spi_writer_write_region_names(w, names, name_count, err);
+    if (status == SP_OK)
+        status = spi_writer_write_region_names(w, names, layout.region_count, err);
     if (status == SP_OK)
         status = spi_writer_write_threads(w, m->out_threads, m->out_thread_count, err);
-    for (size_t ri = 0; ri < m->rank_count && status == SP_OK; ri++)
+    if (status == SP_OK && pad) status = write_pad(w, m->ranks[first], pad, &b, err);
+    for (size_t ri = first; ri < end && status == SP_OK; ri++)
         for (size_t i = 0; i < m->input_count && status == SP_OK; i++) {
             size_t on_count = 0;
             const size_t *on = spm_rows_on_rank(m, i, m->ranks[ri], &on_count);
             for (size_t x = 0; x < on_count && status == SP_OK; x++)
                 status = write_row(m, w, i, on, on_count, x, ri, &b, err);
         }
-    if (status == SP_OK)
-        status = spm_copy_aux(m->inputs, m->input_count, spi_writer_file(w), output, err);
+    if (status == SP_OK && !part)
+        status = spm_copy_aux(m->inputs, m->input_count, spi_writer_file(w), path, err);
     if (status == SP_OK) status = spi_writer_publish(w, err);
     else if (w) spi_writer_abort(w);
     spi_meta_free(&meta);
@@ -340,4 +387,13 @@ int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
     spm_id_lookup_free(&b.parents);
     spm_id_lookup_free(&b.hosts);
     return status;
+}
+
+int spm_write_output(spm_merge *m, const char *output, spi_error *err) {
+    return write_file(m, output, 0, m->rank_count, 0, false, err);
+}
+
+int spm_write_part(spm_merge *m, const char *path, size_t first, size_t end, uint64_t pad,
+                   spi_error *err) {
+    return write_file(m, path, first, end, pad, true, err);
 }
