@@ -17,7 +17,17 @@
  * than 8 bytes a call (40 as records), and with a LIMIT_MIB of 16 that at
  * least one run stayed in memory (fewer writes than runs).
  *
- * Usage: run_stream_test DIR [tsc|monotonic] [LIMIT_MIB]
+ * The copy for run.c is read with the spill file's synchronous reads
+ * (spi_event_cursor_read_ahead off); the streamed collect reads the
+ * spilled chunks ahead on a helper thread (event_cursor.h, issue 31), so
+ * h5diff compares the read-ahead's events with the synchronous ones too;
+ * check_read_ahead compares the two cursors batch by batch, both ways.
+ *
+ * SHAPE "flat": one thread's calls of one region under the open "main"
+ * instead (each run one region in the walk's reverse order, which the
+ * sort leaves in place and the encoder reads backward, run_stream.c).
+ *
+ * Usage: run_stream_test DIR [tsc|monotonic] [LIMIT_MIB] [mixed|flat]
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -50,11 +60,13 @@ static void recurse(int depth) {
     sp_end(regions[2 + depth % 2]);
 }
 
+static bool flat;
+
 static void *work(void *arg) {
     long calls = (long)(intptr_t)arg;
     for (long i = 0; i < calls; i++) {
         sp_begin(regions[1]);
-        if (i % 97 == 0) recurse(6);
+        if (i % 97 == 0 && !flat) recurse(6);
         sp_end(regions[1]);
     }
     return NULL;
@@ -94,10 +106,68 @@ static spi_thread *materialize(spi_session *session) {
     return first;
 }
 
+/* One thread's batches through a cursor, flattened (malloc'd, *count
+ * events), in the cursor's order; *helped: whether a read-ahead helper ran. */
+static spi_event *read_all(spi_session *session, spi_thread *t, bool backward, size_t *count,
+                           bool *helped) {
+    uint64_t total = 0;
+    for (size_t i = 0; i < t->spilled_count; i++) total += t->spilled[i].count;
+    for (spi_chunk *c = t->head; c; c = c->next) total += c->used;
+    spi_event *all = malloc((total ? total : 1) * sizeof *all);
+    CHECK(all, "out of memory");
+    spi_event_cursor cursor;
+    if (backward) spi_event_cursor_open_backward(&cursor, session, t, false);
+    else spi_event_cursor_open(&cursor, session, t, false);
+    const spi_event *events;
+    size_t n, used = 0;
+    *helped = false;
+    int status;
+    while ((status = spi_event_cursor_next(&cursor, &events, &n)) == SP_OK && n) {
+        CHECK(used + n <= total, "thread %d: more events than recorded", t->index);
+        memcpy(all + used, events, n * sizeof *events);
+        used += n;
+        *helped = *helped || cursor.ahead;
+    }
+    CHECK(status == SP_OK, "thread %d: cursor status %d", t->index, status);
+    spi_event_cursor_close(&cursor);
+    *count = used;
+    return all;
+}
+
+/* The read-ahead gives every thread's spilled events exactly as the
+ * synchronous reads do (converted times included), forward and backward,
+ * and a thread with several spilled chunks really used the helper. */
+static void check_read_ahead(spi_session *session) {
+    size_t helped_threads = 0;
+    for (spi_thread *t = session->threads; t; t = t->next) {
+        for (int backward = 0; backward < 2; backward++) {
+            size_t plain_count, ahead_count;
+            bool plain_helped, ahead_helped;
+            spi_event_cursor_read_ahead = false;
+            spi_event *plain = read_all(session, t, backward, &plain_count, &plain_helped);
+            spi_event_cursor_read_ahead = true;
+            spi_event *ahead = read_all(session, t, backward, &ahead_count, &ahead_helped);
+            CHECK(!plain_helped, "thread %d: a helper ran with the read-ahead off", t->index);
+            CHECK(plain_count == ahead_count &&
+                      memcmp(plain, ahead, plain_count * sizeof *plain) == 0,
+                  "thread %d, %s: the read-ahead's events differ from the synchronous reads'",
+                  t->index, backward ? "backward" : "forward");
+            if (t->spilled_count >= 2)
+                CHECK(ahead_helped, "thread %d: %zu spilled chunks and no read-ahead", t->index,
+                      t->spilled_count);
+            helped_threads += ahead_helped && backward;
+            free(plain);
+            free(ahead);
+        }
+    }
+    CHECK(helped_threads > 0, "no thread read its spilled chunks ahead");
+}
+
 int main(int argc, char **argv) {
     CHECK(argc >= 2, "usage: run_stream_test DIR [tsc|monotonic] [LIMIT_MIB]");
     size_t limit_mib = argc > 3 ? (size_t)atoi(argv[3]) : 3;
     CHECK(limit_mib >= 1 && limit_mib <= 64, "LIMIT_MIB %s is not 1..64", argv[3]);
+    flat = argc > 4 && strcmp(argv[4], "flat") == 0;
     char memory_path[4096], stream_path[4096];
     snprintf(memory_path, sizeof memory_path, "%s/memory.h5", argv[1]);
     snprintf(stream_path, sizeof stream_path, "%s/stream.h5", argv[1]);
@@ -119,11 +189,12 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 4; i++) regions[i] = sp_region(names[i]);
     sp_begin(regions[0]);
     pthread_t threads[2];
-    for (int i = 0; i < 2; i++)
+    int helpers = flat ? 0 : 2;
+    for (int i = 0; i < helpers; i++)
         CHECK(pthread_create(&threads[i], NULL, work, (void *)(intptr_t)(300000 + 1000 * i)) == 0,
               "pthread_create");
-    work((void *)(intptr_t)600000);
-    for (int i = 0; i < 2; i++) pthread_join(threads[i], NULL);
+    work((void *)(intptr_t)(flat ? 2000000 : 600000));
+    for (int i = 0; i < helpers; i++) pthread_join(threads[i], NULL);
     /* "main" stays open: dropped at finalize, its children become roots */
 
     spi_session session = spi_recorder_stop();
@@ -132,8 +203,11 @@ int main(int argc, char **argv) {
           (unsigned long long)atomic_load(&spill->writes));
     CHECK(spi_recorder_convert_ticks(&session) == SP_OK, "tick conversion");
 
+    check_read_ahead(&session);
     spi_session copy = session;
+    spi_event_cursor_read_ahead = false; /* the reference: synchronous reads */
     copy.threads = materialize(&session);
+    spi_event_cursor_read_ahead = true;
     copy.spill = NULL;
     spi_profile memory = {0}, stream = {0};
     spi_run_report memory_report, stream_report;
@@ -147,8 +221,9 @@ int main(int argc, char **argv) {
           "streaming collect");
     uint64_t run_bytes = atomic_load(&spill->written) - spilled_bytes;
     uint64_t run_writes = atomic_load(&spill->writes) - spill_writes;
-    /* run_stream.c sorts 16 MiB of calls a run (RUN_BYTES) */
-    uint64_t per_run = ((uint64_t)16 << 20) / sizeof(spi_run_call);
+    /* run_stream.c sorts 10 MiB of calls a run (RUN_BYTES); from the
+     * second on, on its sorter thread */
+    uint64_t per_run = ((uint64_t)10 << 20) / sizeof(spi_run_call);
     uint64_t runs = (stream.event_count + per_run - 1) / per_run;
     CHECK(stream.source, "the spilled session did not stream");
     CHECK(stream.event_count == memory.event_count && stream.event_count > 1200000,
@@ -175,7 +250,7 @@ int main(int argc, char **argv) {
     /* both walks fold the same calls in the same order: the same paths,
      * bit for bit (m2 too: Welford's sum depends on the order) */
     CHECK(memory_paths.status == SP_OK && stream_paths.status == SP_OK &&
-              memory_paths.count == stream_paths.count && memory_paths.count > 3,
+              memory_paths.count == stream_paths.count && memory_paths.count > (flat ? 0 : 3),
           "summary paths: %zu in memory, %zu streamed", memory_paths.count, stream_paths.count);
     for (size_t i = 0; i < memory_paths.count && i < stream_paths.count; i++) {
         const spi_call_path *a = &memory_paths.paths[i], *b = &stream_paths.paths[i];

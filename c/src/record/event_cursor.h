@@ -7,6 +7,19 @@
  * from the tail, then the spilled ones from the last), for walks that
  * need each call's enclosing calls before the call (call_parents.h); the
  * events of a batch are then to be read from its end.
+ *
+ * Read-ahead (issue 31): a thread with several spilled chunks has them
+ * read (O_DIRECT, spill.h spi_spill_read_block) and converted by a helper
+ * thread of the cursor, SPI_EVENT_CURSOR_AHEAD chunks ahead of the
+ * walker, in the order the walker takes them, so the walk never waits
+ * for the disk: the spilled chunks were written with O_DIRECT and are not
+ * in the page cache. The batches are the same events in the same order
+ * as without it. Memory: SPI_EVENT_CURSOR_AHEAD chunk buffers for the
+ * cursor's life, in place of the one buffer of the synchronous reads.
+ * Started when the walker reaches its first spilled chunk (backward: its
+ * last memory chunk, by which time the others are given back); if the
+ * helper or its buffers cannot be had, the same reads happen on the
+ * walker's thread.
  */
 #ifndef SPI_EVENT_CURSOR_H
 #define SPI_EVENT_CURSOR_H
@@ -15,6 +28,16 @@
 #include <stddef.h>
 
 #include "record/recorder.h"
+
+/* Spilled chunks read ahead by the helper (buffers of one chunk each). */
+#define SPI_EVENT_CURSOR_AHEAD 3
+
+/* Whether cursors read spilled chunks ahead (default true). A test switch
+ * (tests/unit: the synchronous reads are what the read-ahead must match);
+ * set it only while no cursor is open. */
+extern bool spi_event_cursor_read_ahead;
+
+struct spi_read_ahead; /* event_cursor.c */
 
 typedef struct spi_event_cursor {
     spi_session *session;
@@ -29,6 +52,8 @@ typedef struct spi_event_cursor {
     size_t chunks_left;       /* backward: chunks[0 .. chunks_left) not read yet */
     spi_event *buffer;        /* one spilled chunk */
     size_t buffer_capacity;
+    struct spi_read_ahead *ahead; /* the helper reading spilled chunks, or NULL */
+    bool ahead_tried;         /* started once (or failed to): not again */
 } spi_event_cursor;
 
 /* Start at the thread's first event. `release`: the thread's memory chunks

@@ -46,7 +46,10 @@ int spi_run_collect_aggregate(const spi_session *session, uint32_t rank, spi_pro
  * session's events (memory chunks are released as they are read) and takes
  * over its spill file. SP_OK, SP_ERR_OUT_OF_MEMORY or SP_ERR_OUTPUT (the
  * spill file cannot be read or extended); the caller frees the profile.
- * paths as for spi_run_collect. */
+ * paths as for spi_run_collect. The pass starts at most two helper threads
+ * of its own (spilled chunks read ahead, runs sorted: event_cursor.h,
+ * run_stream.c), joined before it returns; without them (no thread or
+ * memory for one) the same work runs on the caller, with the same result. */
 int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *profile,
                            spi_run_report *report, spi_run_paths *paths);
 

@@ -15,9 +15,16 @@
  * as a sorted run (run_codec.h: a few bytes of differences a call instead
  * of 40). The rows are then served by a k-way merge of the runs (a heap
  * over one cursor per run), which yields the calls in exactly the file's
- * order: an external merge sort in RUN_BYTES + SCRATCH_BYTES + MERGE_BYTES
- * of memory whatever the trace's length. A trace whose calls fit in one
- * run is never encoded.
+ * order: an external merge sort in 2 x RUN_BYTES + SCRATCH_BYTES +
+ * MERGE_BYTES of memory whatever the trace's length. A trace whose calls
+ * fit in one run is never encoded.
+ *
+ * Beside the walk (issue 31): from the second run on, a full buffer is
+ * sorted and encoded by a helper thread (run_sorter) while the walk fills
+ * the other; the spilled chunks are read and converted ahead by the
+ * cursor's own helper (event_cursor.h). The merge takes calls from the
+ * heap's top run for as long as they stay before the other runs' heads
+ * (take_calls), so runs that barely interleave cost no sift per call.
  *
  * Where a run goes: into memory while the encoded runs kept there fit in
  * the event memory the pass has already given back (the threads' memory
@@ -35,6 +42,8 @@
 #include "record/run.h"
 #include "record/run_threads.h"
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,7 +53,12 @@
 #include "record/run_codec.h"
 #include "util/alloc.h"
 
-#define RUN_BYTES ((size_t)16 << 20)     /* calls sorted per run */
+/* Calls sorted per run. From the second run on, a full buffer is sorted
+ * and encoded by the pass's helper while the walk fills a second one
+ * (run_sorter below): three buffers of 10 MiB, within the two of 16 MiB
+ * the pass had before it (issue 31: the sort and the encoding were a
+ * third of the single-threaded pass). */
+#define RUN_BYTES ((size_t)10 << 20)
 #define SCRATCH_BYTES RUN_BYTES          /* the run's sorted copy */
 #define MERGE_BYTES ((size_t)16 << 20)   /* read buffers of the runs in the file */
 #define MIN_CURSOR_BYTES ((size_t)16 << 10)
@@ -97,10 +111,33 @@ typedef struct stream_source {
     bool with_threads;
 } stream_source;
 
+/* The helper that sorts and encodes full run buffers (emit_run) while
+ * the walk goes on: the walker hands it a full buffer and takes the
+ * spare one; it waits only when the helper is still at the buffer before.
+ * While `busy`, the helper alone touches the pass's scratch, buckets and
+ * the source's runs (and appends to the spill file); the walker touches
+ * them again only after seeing `busy` false under the lock. */
+typedef struct run_sorter {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    pthread_t thread;
+    struct stream_pass *pass;
+    stream_call *calls;       /* the buffer handed over */
+    size_t count;
+    uint64_t released;        /* event bytes given back when it filled */
+    bool busy;
+    bool stop;
+    int status;               /* the first failure of an emit */
+} run_sorter;
+
 /* The pass over the threads. */
 typedef struct stream_pass {
     stream_source *source;
     stream_call *buffer;      /* RUN_BYTES */
+    stream_call *spare;       /* RUN_BYTES, with the sorter: the other buffer */
+    run_sorter *sorter;       /* NULL: runs emitted by the walker */
+    bool sorter_tried;
+    size_t emitted;           /* runs emitted by the walker */
     stream_call *scratch;     /* SCRATCH_BYTES */
     size_t buffered;
     size_t capacity;
@@ -126,21 +163,42 @@ static bool call_before(const stream_call *x, const stream_call *y) {
 
 /* ---- the pass: sorted runs ---------------------------------------------------- */
 
+/* Whether `count` calls of one region are in (start, id) order (1), in
+ * the reverse order (-1), or neither (0). */
+static int one_region_order(const stream_call *calls, size_t count) {
+    bool ascending = true, descending = true;
+    for (size_t i = 1; i < count && (ascending || descending); i++) {
+        ascending = ascending && call_before(&calls[i - 1], &calls[i]);
+        descending = descending && call_before(&calls[i], &calls[i - 1]);
+    }
+    return descending ? -1 : ascending;
+}
+
 /* Sort the buffered calls into scratch: by region with a stable counting
  * sort (linear), then each region's calls by (start, id). The pass walks
  * each thread backward, so a region's calls usually come in exactly the
  * reverse order and are reversed; only recursion or several threads in
- * one run leave them to a sort. */
-static void sort_buffer(stream_pass *p) {
+ * one run leave them to a sort.
+ * `in_place`: calls of a single region already in order, or in the
+ * reverse order (the walk's own: a loop's calls of one region, one thread
+ * per run), are left where they are and 1 or -1 (as one_region_order)
+ * returned, for the encoder to read in that direction (issue 31: the copy
+ * into scratch and the reversal were most of the sort's time). Returns 0
+ * when the sorted calls are in scratch. */
+static int sort_buffer(stream_pass *p, const stream_call *calls, size_t count, bool in_place) {
     uint64_t *bucket = p->bucket;
     memset(bucket, 0, ((size_t)p->region_count + 1) * sizeof *bucket);
-    for (size_t i = 0; i < p->buffered; i++) bucket[p->buffer[i].region + 1]++;
+    for (size_t i = 0; i < count; i++) bucket[calls[i].region + 1]++;
+    if (in_place && count && bucket[calls[0].region + 1] == count) {
+        int order = one_region_order(calls, count);
+        if (order) return order;
+    }
     for (int r = 0; r < p->region_count; r++) bucket[r + 1] += bucket[r];
-    for (size_t i = 0; i < p->buffered; i++) p->scratch[bucket[p->buffer[i].region]++] = p->buffer[i];
-    for (size_t first = 0; first < p->buffered;) {
+    for (size_t i = 0; i < count; i++) p->scratch[bucket[calls[i].region]++] = calls[i];
+    for (size_t first = 0; first < count;) {
         size_t last = first + 1;
         bool ascending = true, descending = true;
-        while (last < p->buffered && p->scratch[last].region == p->scratch[first].region) {
+        while (last < count && p->scratch[last].region == p->scratch[first].region) {
             ascending = ascending && call_before(&p->scratch[last - 1], &p->scratch[last]);
             descending = descending && call_before(&p->scratch[last], &p->scratch[last - 1]);
             last++;
@@ -156,6 +214,7 @@ static void sort_buffer(stream_pass *p) {
         }
         first = last;
     }
+    return 0;
 }
 
 /* The bytes of memory chunks the threads still hold (the arena copies of
@@ -192,32 +251,37 @@ static int append_to_file(stream_source *s, run_span *span, const uint8_t *bytes
     return SP_OK;
 }
 
-/* A full run buffer: sorted, encoded into the (now free) run buffer, and
- * kept in memory when the pass has given back enough event memory for it,
+/* A full run buffer (`count` calls at `calls`): sorted, encoded into the
+ * (now free) buffer, and kept in memory when the pass had given back
+ * enough event memory for it (`released` bytes when the buffer filled),
  * else appended to the spill file. A run longer than the buffer once
  * encoded (only calls far apart in every field) goes to the file piece by
- * piece. */
-static int emit_run(stream_pass *p) {
+ * piece. Run by the walker, or by the sorter (then by it alone). */
+static int emit_run(stream_pass *p, stream_call *calls, size_t count, uint64_t released) {
     stream_source *s = p->source;
-    if (p->buffered == 0) return SP_OK;
+    if (count == 0) return SP_OK;
     if (!p->scratch && !(p->scratch = spi_malloc(SCRATCH_BYTES))) return SP_ERR_OUT_OF_MEMORY;
-    sort_buffer(p);
-    uint8_t *const encoded = (uint8_t *)p->buffer, *const limit = encoded + RUN_BYTES;
+    /* the sorted calls, read `step` apart, are encoded into the buffer
+     * they are not in (scratch is as large as the run buffer) */
+    int order = sort_buffer(p, calls, count, true);
+    const stream_call *from = order == 0 ? p->scratch : order > 0 ? calls : calls + count - 1;
+    ptrdiff_t step = order == 0 ? 1 : order;
+    uint8_t *const encoded = order == 0 ? (uint8_t *)calls : (uint8_t *)p->scratch;
+    uint8_t *const limit = encoded + RUN_BYTES;
     uint8_t *out = encoded;
-    run_span span = {.count = p->buffered};
+    run_span span = {.count = count};
     spi_run_codec codec;
     spi_run_codec_reset(&codec);
     int status = SP_OK;
-    for (size_t i = 0; i < p->buffered && status == SP_OK; i++) {
+    for (size_t i = 0; i < count && status == SP_OK; i++) {
         if ((size_t)(limit - out) < SPI_RUN_CALL_MAX_BYTES) {
             status = append_to_file(s, &span, encoded, (size_t)(out - encoded));
             out = encoded;
         }
-        out = spi_run_call_encode(&codec, &p->scratch[i], out);
+        out = spi_run_call_encode(&codec, from + (ptrdiff_t)i * step, out);
     }
     size_t size = (size_t)(out - encoded);
     if (status != SP_OK) return status;
-    uint64_t released = p->chunk_bytes_at_start - mapped_chunk_bytes(p->session);
     uint64_t kept = s->memory_run_bytes + size + SPI_RUN_CALL_MAX_BYTES;
     if (span.size == 0 && kept <= released &&
         (span.bytes = spi_malloc(size + SPI_RUN_CALL_MAX_BYTES))) {
@@ -232,8 +296,109 @@ static int emit_run(stream_pass *p) {
         spi_free(span.bytes);
         return status;
     }
-    p->buffered = 0;
     return SP_OK;
+}
+
+static void *sorter_main(void *argument) {
+    run_sorter *r = argument;
+    (void)pthread_setname_np(pthread_self(), "sp-sort");
+    pthread_mutex_lock(&r->lock);
+    for (;;) {
+        while (!r->busy && !r->stop) pthread_cond_wait(&r->changed, &r->lock);
+        if (!r->busy) break;
+        pthread_mutex_unlock(&r->lock);
+        int status = r->status == SP_OK ? emit_run(r->pass, r->calls, r->count, r->released)
+                                        : SP_OK;
+        pthread_mutex_lock(&r->lock);
+        if (status != SP_OK) r->status = status;
+        r->busy = false;
+        pthread_cond_broadcast(&r->changed);
+    }
+    pthread_mutex_unlock(&r->lock);
+    return NULL;
+}
+
+/* The sorter and its spare buffer, or nothing (the walker then emits every
+ * run itself, as without it). */
+static void sorter_start(stream_pass *p) {
+    p->sorter_tried = true;
+    run_sorter *r = spi_calloc(1, sizeof *r);
+    p->spare = r ? spi_malloc(RUN_BYTES) : NULL;
+    if (!r || !p->spare) goto fail;
+    *r = (run_sorter){.pass = p, .status = SP_OK};
+    if (pthread_mutex_init(&r->lock, NULL) != 0) goto fail;
+    if (pthread_cond_init(&r->changed, NULL) != 0) {
+        pthread_mutex_destroy(&r->lock);
+        goto fail;
+    }
+    sigset_t all, previous;
+    sigfillset(&all);
+    bool masked = pthread_sigmask(SIG_SETMASK, &all, &previous) == 0;
+    int rc = pthread_create(&r->thread, NULL, sorter_main, r);
+    if (masked) pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    if (rc != 0) {
+        pthread_cond_destroy(&r->changed);
+        pthread_mutex_destroy(&r->lock);
+        goto fail;
+    }
+    p->sorter = r;
+    return;
+fail:
+    spi_free(r);
+    spi_free(p->spare);
+    p->spare = NULL;
+}
+
+/* Wait until the sorter is done with what it was given, then let it end;
+ * its status (SP_OK or the first failure). The pass's runs are the
+ * walker's again. */
+static int sorter_finish(stream_pass *p) {
+    run_sorter *r = p->sorter;
+    if (!r) return SP_OK;
+    pthread_mutex_lock(&r->lock);
+    while (r->busy) pthread_cond_wait(&r->changed, &r->lock);
+    r->stop = true;
+    pthread_cond_broadcast(&r->changed);
+    pthread_mutex_unlock(&r->lock);
+    pthread_join(r->thread, NULL);
+    int status = r->status;
+    pthread_cond_destroy(&r->changed);
+    pthread_mutex_destroy(&r->lock);
+    spi_free(r);
+    p->sorter = NULL;
+    return status;
+}
+
+/* The run buffer is full: emitted by the walker (the first run: the
+ * sorter's buffers are taken once more event memory was given back), or
+ * handed to the sorter in exchange for its spare. */
+static int run_full(stream_pass *p) {
+    uint64_t released = p->chunk_bytes_at_start - mapped_chunk_bytes(p->session);
+    if (!p->sorter && !p->sorter_tried && p->emitted >= 1)
+        sorter_start(p);
+    run_sorter *r = p->sorter;
+    if (!r) {
+        int status = emit_run(p, p->buffer, p->buffered, released);
+        p->buffered = 0;
+        p->emitted++;
+        return status;
+    }
+    pthread_mutex_lock(&r->lock);
+    while (r->busy) pthread_cond_wait(&r->changed, &r->lock);
+    int status = r->status;
+    if (status == SP_OK) {
+        r->calls = p->buffer;
+        r->count = p->buffered;
+        r->released = released;
+        r->busy = true;
+        pthread_cond_broadcast(&r->changed);
+        stream_call *swap = p->buffer;
+        p->buffer = p->spare;
+        p->spare = swap;
+    }
+    pthread_mutex_unlock(&r->lock);
+    p->buffered = 0;
+    return status;
 }
 
 /* Thread t (attach index `index`) into the run buffer; `fold`, when not
@@ -247,7 +412,7 @@ static int pass_thread(stream_pass *p, spi_session *session, spi_thread *t, size
     const spi_enclosing_call *parent;
     int status;
     while ((status = spi_call_walk_next(&walk, &e, &parent)) == SP_OK && e) {
-        if (p->buffered == p->capacity && (status = emit_run(p)) != SP_OK) break;
+        if (p->buffered == p->capacity && (status = run_full(p)) != SP_OK) break;
         uint32_t region = spi_event_region(e);
         p->region_calls[region]++;
         p->region_totals[region] += (uint64_t)e->duration_ns;
@@ -358,16 +523,39 @@ static int open_merge(stream_source *s) {
     return SP_OK;
 }
 
-/* The smallest call left; SP_ERR_CORRUPT when the runs are exhausted. */
-static int take_call(stream_source *s, stream_call *out) {
-    if (s->heap_size == 0) return SP_ERR_CORRUPT;
-    run_cursor *c = &s->cursors[s->heap[0]];
-    *out = c->codec.previous;
-    bool more;
-    int status = advance_cursor(s, c, &more);
-    if (status != SP_OK) return status;
-    if (!more) s->heap[0] = s->heap[--s->heap_size];
-    if (s->heap_size) sift_down(s, 0);
+/* The next `n` calls, all of region `region`, into the slice's columns.
+ * The heap's top run gives calls for as long as its head stays before the
+ * heads of the top's children (the smallest of the other runs): a run of
+ * consecutive calls from one run costs a compare each, not a sift through
+ * the heap (issue 31: runs of a loop's calls barely interleave). The same
+ * calls in the same order as taking them one by one off the heap: ids are
+ * unique, so no two heads tie. SP_OK, SP_ERR_OUTPUT or SP_ERR_CORRUPT. */
+static int take_calls(stream_source *s, uint32_t region, size_t n, int64_t *starts,
+                      int64_t *durations, int64_t *ids, int64_t *parents, int64_t *threads) {
+    size_t i = 0;
+    while (i < n) {
+        if (s->heap_size == 0) return SP_ERR_CORRUPT;
+        run_cursor *c = &s->cursors[s->heap[0]];
+        const stream_call *bound = NULL;
+        if (s->heap_size > 1) bound = cursor_call(s, s->heap[1]);
+        if (s->heap_size > 2 && call_before(cursor_call(s, s->heap[2]), bound))
+            bound = cursor_call(s, s->heap[2]);
+        bool more = true;
+        do {
+            const stream_call *call = &c->codec.previous;
+            if (call->region != region) return SP_ERR_CORRUPT;
+            starts[i] = call->start;
+            durations[i] = call->duration;
+            ids[i] = call->call_id;
+            parents[i] = call->parent_id;
+            threads[i] = call->thread;
+            i++;
+            int status = advance_cursor(s, c, &more);
+            if (status != SP_OK) return status;
+        } while (more && i < n && (!bound || call_before(&c->codec.previous, bound)));
+        if (!more) s->heap[0] = s->heap[--s->heap_size];
+        if (s->heap_size) sift_down(s, 0);
+    }
     return SP_OK;
 }
 
@@ -389,21 +577,12 @@ static int source_next(spi_row_source *base, size_t row, size_t max, spi_call_sl
     if (left < n) n = (size_t)left;
     int64_t *starts = s->slice, *durations = starts + SLICE_CALLS, *ids = durations + SLICE_CALLS,
             *parents = ids + SLICE_CALLS, *threads = parents + SLICE_CALLS;
-    for (size_t i = 0; i < n; i++) {
-        stream_call call;
-        int status = take_call(s, &call);
-        if (status == SP_OK && call.region != s->row_region[row]) status = SP_ERR_CORRUPT;
-        if (status != SP_OK)
-            return spi_error_set(err, status, status == SP_ERR_OUTPUT
-                                                  ? "cannot read back the spill file"
-                                                  : "the streamed calls do not match their rows "
-                                                    "(the spill file changed under finalize?)");
-        starts[i] = call.start;
-        durations[i] = call.duration;
-        ids[i] = call.call_id;
-        parents[i] = call.parent_id;
-        threads[i] = call.thread;
-    }
+    int status = take_calls(s, s->row_region[row], n, starts, durations, ids, parents, threads);
+    if (status != SP_OK)
+        return spi_error_set(err, status, status == SP_ERR_OUTPUT
+                                              ? "cannot read back the spill file"
+                                              : "the streamed calls do not match their rows "
+                                                "(the spill file changed under finalize?)");
     spi_stats_stream_add(&s->accumulator, starts, durations, n);
     s->taken += n;
     if (s->taken == s->row_calls[row]) spi_stats_stream_end(&s->accumulator, &s->stats[row]);
@@ -471,7 +650,9 @@ static int build_rows(stream_pass *p, uint32_t rank, spi_profile *profile) {
 }
 
 static void free_pass(stream_pass *p) {
+    (void)sorter_finish(p);
     spi_free(p->buffer);
+    spi_free(p->spare);
     spi_free(p->scratch);
     spi_free(p->region_calls);
     spi_free(p->region_totals);
@@ -525,6 +706,8 @@ int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *pro
     for (size_t k = 0; k < (size_t)session->thread_count && status == SP_OK; k++)
         status = pass_thread(&p, session, threads[order[k]], order[k], bases[order[k]], hosts,
                              paths ? &fold : NULL);
+    int sorted = sorter_finish(&p); /* the runs are the walker's again */
+    if (status == SP_OK) status = sorted;
     if (paths) spi_call_fold_finish(&fold, status, paths);
     spi_free(threads);
     spi_free(order);
@@ -536,7 +719,7 @@ int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *pro
         p.scratch = spi_malloc(p.buffered ? p.buffered * sizeof *p.scratch : 1);
         if (!p.scratch) status = SP_ERR_OUT_OF_MEMORY;
         if (status == SP_OK) {
-            sort_buffer(&p);
+            (void)sort_buffer(&p, p.buffer, p.buffered, false);
             s->runs = spi_malloc(sizeof *s->runs);
             if (!s->runs) status = SP_ERR_OUT_OF_MEMORY;
         }
@@ -547,7 +730,8 @@ int spi_run_collect_stream(spi_session *session, uint32_t rank, spi_profile *pro
             p.scratch = NULL;
         }
     } else if (status == SP_OK) {
-        status = emit_run(&p);
+        uint64_t released = p.chunk_bytes_at_start - mapped_chunk_bytes(session);
+        status = emit_run(&p, p.buffer, p.buffered, released);
     }
     if (status == SP_OK) status = build_rows(&p, rank, profile);
     free_pass(&p);

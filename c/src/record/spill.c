@@ -160,6 +160,41 @@ int spi_spill_read(const spi_spill *spill, uint64_t offset, void *data, size_t b
     return 0;
 }
 
+int spi_spill_read_block(const spi_spill *spill, uint64_t offset, size_t bytes, void *block,
+                         size_t capacity, bool *direct, const void **data) {
+    uint64_t first = offset / SPI_SPILL_BLOCK * SPI_SPILL_BLOCK;
+    uint64_t needed = offset + bytes - first;
+    size_t length = spi_spill_block_bytes((size_t)needed);
+    /* events sit 8-aligned after a chunk's header; anything else, or no
+     * room, takes the ordinary read */
+    if (*direct && spill->direct_fd >= 0 && (uintptr_t)block % SPI_SPILL_BLOCK == 0 &&
+        length <= capacity && (offset - first) % 8 == 0) {
+        char *p = block;
+        size_t done = 0;
+        while (done < needed) {
+            ssize_t n = pread(spill->direct_fd, p + done, length - done, (off_t)(first + done));
+            if (n < 0 && errno == EINTR) continue;
+            if (n < 0 && errno == EINVAL) { /* no direct reads here: buffered from now on */
+                *direct = false;
+                break;
+            }
+            if (n < 0) return errno;
+            if (n == 0) return EIO; /* the file ends before the bytes */
+            done += (size_t)n;
+            /* a short read ends at the end of the file; an unaligned rest
+             * cannot be read directly */
+            if (done < needed && done % SPI_SPILL_BLOCK) return EIO;
+        }
+        if (done >= needed) {
+            *data = p + (offset - first);
+            return 0;
+        }
+    }
+    if (bytes > capacity) return EINVAL;
+    *data = block;
+    return spi_spill_read(spill, offset, block, bytes);
+}
+
 void spi_spill_will_read(const spi_spill *spill, uint64_t offset, size_t bytes) {
     (void)posix_fadvise(spill->fd, (off_t)offset, (off_t)bytes, POSIX_FADV_WILLNEED);
 }

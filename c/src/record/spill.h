@@ -126,6 +126,26 @@ int spi_spill_append(spi_spill *spill, const void *data, size_t bytes, uint64_t 
 /* Read `bytes` at `offset` into `data`. Returns 0 or an errno. Thread-safe. */
 int spi_spill_read(const spi_spill *spill, uint64_t offset, void *data, size_t bytes);
 
+/* Read `bytes` at `offset` for a reader that wants no copy in the page
+ * cache (event_cursor.c's read-ahead): where *direct is true, the file
+ * takes O_DIRECT and `block` is aligned to SPI_SPILL_BLOCK, the
+ * SPI_SPILL_BLOCK-aligned range around the bytes is read into `block`
+ * straight from the device (the spilled chunks were written that way, so
+ * none of them is in the page cache: a buffered read would allocate and
+ * fill page-cache pages and then copy them); otherwise, or when the file
+ * refuses the direct read (*direct then set false for the next calls), an
+ * ordinary read into the start of `block`. `capacity`: bytes of block, at
+ * least spi_spill_read_block_bytes(bytes). *data: where the bytes are in
+ * block. Returns 0 or an errno. Thread-safe (no shared state changes). */
+int spi_spill_read_block(const spi_spill *spill, uint64_t offset, size_t bytes, void *block,
+                         size_t capacity, bool *direct, const void **data);
+
+/* The room spi_spill_read_block needs for `bytes`: the aligned range
+ * around them may start up to a block earlier and end up to a block later. */
+static inline size_t spi_spill_read_block_bytes(size_t bytes) {
+    return spi_spill_block_bytes(bytes) + 2 * SPI_SPILL_BLOCK;
+}
+
 /* A hint that `bytes` at `offset` will be read soon (readahead only runs
  * forward; a backward walk asks for the chunk before). Thread-safe; a
  * refused hint changes nothing. */
