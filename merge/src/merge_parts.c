@@ -27,7 +27,7 @@
  * left. The group's one operation is the caller's all-gather, so the
  * library itself never calls MPI. Memory per process: the merge alone's,
  * plus one statistics record per row of the output during the exchange
- * (index data, as the plan's) and one message per process at each
+ * (index data, as the plan's) and a status per process at each
  * agreement.
  */
 #include <inttypes.h>
@@ -38,11 +38,6 @@
 #include "util/alloc.h"
 #include "format/h5_writer.h"
 #include "merge_internal.h"
-
-typedef struct verdict {
-    int32_t status;
-    char message[SPI_ERROR_MESSAGE_BYTES];
-} verdict;
 
 static int exchange_failed(spi_error *err) {
     return spi_error_set(err, SP_ERR_MPI, "scope-merge: the exchange between the merging "
@@ -60,24 +55,38 @@ static int gather_same(const sp_merge_group *g, const void *mine, size_t bytes, 
 }
 
 /* Out of memory here leaves the others waiting in the exchange: the one
- * failure that cannot be agreed on (a few KiB per process). */
+ * failure that cannot be agreed on (12 bytes per process). Two exchanges:
+ * every process's status (4 bytes each), then, only when one failed, the
+ * first failure's message from that process alone, so an agreement costs
+ * the same with 2 or 10^4 processes but for the status array. */
 int spm_group_agree(const sp_merge_group *g, int status, spi_error *err) {
-    verdict *all = spi_calloc((size_t)g->size, sizeof *all);
-    verdict mine = {.status = status};
-    if (status != SP_OK) snprintf(mine.message, sizeof mine.message, "%s", err->message);
-    if (!all) return spm_oom(err);
-    if (gather_same(g, &mine, sizeof mine, all) != 0) {
-        spi_free(all);
-        return exchange_failed(err);
+    size_t n = (size_t)g->size;
+    int32_t *statuses = spi_calloc(n, sizeof *statuses);
+    size_t *sizes = spi_calloc(n, sizeof *sizes);
+    if (!statuses || !sizes) {
+        spi_free(statuses);
+        spi_free(sizes);
+        return spm_oom(err);
     }
-    int agreed = SP_OK;
-    for (int p = 0; p < g->size && agreed == SP_OK; p++) {
-        if (all[p].status == SP_OK) continue;
-        agreed = all[p].status;
-        if (p != g->index) spi_error_set(err, agreed, "%s", all[p].message);
+    int32_t mine = status;
+    for (size_t p = 0; p < n; p++) sizes[p] = sizeof mine;
+    int failed = g->allgather(&mine, statuses, sizes, g->user);
+    size_t first = n;
+    for (size_t p = 0; !failed && p < n && first == n; p++)
+        if (statuses[p] != SP_OK) first = p;
+    int agreed = failed ? SP_ERR_MPI : first == n ? SP_OK : statuses[first];
+    if (!failed && first < n) {
+        /* the first failure in process order is the first in rank order */
+        char message[SPI_ERROR_MESSAGE_BYTES] = "";
+        char own[SPI_ERROR_MESSAGE_BYTES] = "";
+        if ((size_t)g->index == first) snprintf(own, sizeof own, "%s", err->message);
+        for (size_t p = 0; p < n; p++) sizes[p] = p == first ? sizeof own : 0;
+        failed = g->allgather(own, message, sizes, g->user);
+        if (!failed && (size_t)g->index != first) spi_error_set(err, agreed, "%s", message);
     }
-    spi_free(all);
-    return agreed;
+    spi_free(statuses);
+    spi_free(sizes);
+    return failed ? exchange_failed(err) : agreed;
 }
 
 /* Events and rows of rank index ri over every input. */
