@@ -168,6 +168,9 @@ int main(int argc, char **argv) {
     size_t limit_mib = argc > 3 ? (size_t)atoi(argv[3]) : 3;
     CHECK(limit_mib >= 1 && limit_mib <= 64, "LIMIT_MIB %s is not 1..64", argv[3]);
     flat = argc > 4 && strcmp(argv[4], "flat") == 0;
+    /* finalize's helpers (read-ahead, sorter) run only with more than one
+     * write thread: asked for, so they run on a one-CPU mask too */
+    setenv("SCOPE_PROFILER_WRITE_THREADS", "2", 1);
     char memory_path[4096], stream_path[4096];
     snprintf(memory_path, sizeof memory_path, "%s/memory.h5", argv[1]);
     snprintf(stream_path, sizeof stream_path, "%s/stream.h5", argv[1]);

@@ -78,17 +78,6 @@ struct spi_column_pool {
     spi_chunk_encoder **helper_encoders;
 };
 
-/* ---- thread count ---------------------------------------------------------- */
-
-unsigned spi_write_threads(void) {
-    static _Atomic _Bool said = 0;
-    unsigned threads = spi_cpus_available();
-    if (threads > SPI_WRITE_THREADS_MAX) threads = SPI_WRITE_THREADS_MAX;
-    return spi_thread_count_setting("SCOPE_PROFILER_WRITE_THREADS",
-                                    getenv("SCOPE_PROFILER_WRITE_THREADS"), threads, 1,
-                                    SPI_WRITE_THREADS_MAX, &said);
-}
-
 /* ---- compressing ------------------------------------------------------------- */
 
 static void encode_slot(spi_column_pool *pool, spi_chunk_encoder *encoder, pool_slot *slot) {

@@ -29,9 +29,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The most threads a pool compresses with, whatever the machine or the
- * environment says (chunks in flight grow with it). */
-#define SPI_WRITE_THREADS_MAX 8
+/* spi_write_threads() and SPI_WRITE_THREADS_MAX: how many threads a pool
+ * compresses with (the setting is finalize's, shared with record/). */
+#include "util/cpus.h"
 
 /* One encoded chunk, as the sink receives it. */
 typedef struct spi_encoded_chunk {
@@ -47,13 +47,6 @@ typedef struct spi_encoded_chunk {
 typedef int (*spi_chunk_sink)(void *context, const spi_encoded_chunk *chunk);
 
 typedef struct spi_column_pool spi_column_pool;
-
-/* How many threads write: SCOPE_PROFILER_WRITE_THREADS when it is a
- * positive integer (capped at SPI_WRITE_THREADS_MAX), else the CPUs this
- * process may run on (its affinity mask: an MPI rank pinned to one core
- * gets 1), capped the same way. A value that is not a positive integer
- * is reported once (diag) and the default used. */
-unsigned spi_write_threads(void);
 
 /* A pool of `threads` compressing threads (1 = none but the caller) for
  * chunks of at most `chunk_bytes` made of `element_bytes` elements, with

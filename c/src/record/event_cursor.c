@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "util/alloc.h"
+#include "util/cpus.h"
 #include "util/error.h"
 
 bool spi_event_cursor_read_ahead = true;
@@ -122,7 +123,10 @@ static void ahead_free(spi_read_ahead *a) {
  * overlap), or no memory or thread. */
 static spi_read_ahead *ahead_start(const spi_event_cursor *c) {
     const spi_thread *t = c->thread;
-    if (!spi_event_cursor_read_ahead || t->spilled_count < 2 || !c->session->spill) return NULL;
+    /* SCOPE_PROFILER_WRITE_THREADS=1: finalize keeps to its own thread */
+    if (!spi_event_cursor_read_ahead || t->spilled_count < 2 || !c->session->spill ||
+        spi_write_threads() < 2)
+        return NULL;
     spi_read_ahead *a = spi_calloc(1, sizeof *a);
     if (!a) return NULL;
     uint64_t largest = 0;

@@ -52,6 +52,7 @@
 #include "record/registry.h"
 #include "record/run_codec.h"
 #include "util/alloc.h"
+#include "util/cpus.h"
 
 /* Calls sorted per run. From the second run on, a full buffer is sorted
  * and encoded by the pass's helper while the walk fills a second one
@@ -322,6 +323,8 @@ static void *sorter_main(void *argument) {
  * run itself, as without it). */
 static void sorter_start(stream_pass *p) {
     p->sorter_tried = true;
+    /* SCOPE_PROFILER_WRITE_THREADS=1: finalize keeps to its own thread */
+    if (spi_write_threads() < 2) return;
     run_sorter *r = spi_calloc(1, sizeof *r);
     p->spare = r ? spi_malloc(RUN_BYTES) : NULL;
     if (!r || !p->spare) goto fail;

@@ -39,3 +39,12 @@ unsigned spi_thread_count_setting(const char *name, const char *value, unsigned 
     }
     return (unsigned long)asked < maximum ? (unsigned)asked : maximum;
 }
+
+unsigned spi_write_threads(void) {
+    static _Atomic _Bool said = 0;
+    unsigned threads = spi_cpus_available();
+    if (threads > SPI_WRITE_THREADS_MAX) threads = SPI_WRITE_THREADS_MAX;
+    return spi_thread_count_setting("SCOPE_PROFILER_WRITE_THREADS",
+                                    getenv("SCOPE_PROFILER_WRITE_THREADS"), threads, 1,
+                                    SPI_WRITE_THREADS_MAX, &said);
+}

@@ -18,4 +18,19 @@ unsigned spi_cpus_available(void);
 unsigned spi_thread_count_setting(const char *name, const char *value, unsigned fallback,
                                   unsigned minimum, unsigned maximum, _Atomic _Bool *said);
 
+/* The most threads sp_finalize works with, whatever the machine or the
+ * environment says (the writer's chunks in flight grow with it). */
+#define SPI_WRITE_THREADS_MAX 8
+
+/* How many threads sp_finalize works with: SCOPE_PROFILER_WRITE_THREADS
+ * when it is a positive integer (capped at SPI_WRITE_THREADS_MAX), else the
+ * CPUs this process may run on (its affinity mask: an MPI rank pinned to
+ * one core gets 1), capped the same way. The writer compresses with that
+ * many (format/h5_column_pool.h); with more than 1 the collect also reads
+ * the spill back and sorts its runs on helper threads (record/
+ * event_cursor.c, run_stream.c); 1 = the finalizing thread alone. A value
+ * that is not a positive integer is reported once (diag) and the default
+ * used. Thread-safe. */
+unsigned spi_write_threads(void);
+
 #endif /* SPI_CPUS_H */
