@@ -41,6 +41,7 @@
 #include "util/alloc.h"
 #include "util/cpus.h"
 #include "util/diag.h"
+#include "util/threads.h"
 
 /* Helpers by default: more than four gain little on a reader that also
  * has the statistics to compute, and each costs a scratch chunk. */
@@ -192,16 +193,12 @@ static void start_helpers(spi_inflate_pool *pool, unsigned wanted) {
     if (attr_ok) pthread_attr_setstacksize(&attr, HELPER_STACK_BYTES);
     /* Helpers block every signal (they inherit the mask): the program's
      * handlers never run on them. */
-    sigset_t all, previous;
-    sigfillset(&all);
-    bool masked = pthread_sigmask(SIG_SETMASK, &all, &previous) == 0;
     for (unsigned i = 0; i < wanted; i++) {
-        if (pthread_create(&pool->helpers[i], attr_ok ? &attr : NULL, helper_main,
-                           &pool->decoders[i]) != 0)
+        if (spi_thread_start_masked(&pool->helpers[i], attr_ok ? &attr : NULL, helper_main,
+                                    &pool->decoders[i]) != 0)
             break;
         pool->helper_count++;
     }
-    if (masked) pthread_sigmask(SIG_SETMASK, &previous, NULL);
     if (attr_ok) pthread_attr_destroy(&attr);
 }
 

@@ -32,6 +32,7 @@
 #include "util/alloc.h"
 #include "util/cpus.h"
 #include "util/diag.h"
+#include "util/threads.h"
 
 /* libdeflate's level 2, not 1. Measured on 256 chunks of a 20M-call trace
  * (shuffled start deltas, durations, call and parent ids; process CPU time,
@@ -175,21 +176,17 @@ static void *new_buffer(spi_column_pool *pool) {
 /* Start up to `wanted` helpers with every signal blocked (they inherit the
  * mask); the caller's mask is restored. */
 static void start_helpers(spi_column_pool *pool, unsigned wanted) {
-    sigset_t all, previous;
-    sigfillset(&all);
-    bool masked = pthread_sigmask(SIG_SETMASK, &all, &previous) == 0;
     for (unsigned i = 0; i < wanted; i++) {
         helper_start *start = spi_malloc(sizeof *start);
         if (!start) break;
         start->pool = pool;
         start->encoder = pool->helper_encoders[i];
-        if (pthread_create(&pool->helpers[i], NULL, helper_main, start) != 0) {
+        if (spi_thread_start_masked(&pool->helpers[i], NULL, helper_main, start) != 0) {
             spi_free(start);
             break;
         }
         pool->helper_count++;
     }
-    if (masked) pthread_sigmask(SIG_SETMASK, &previous, NULL);
 }
 
 int spi_column_pool_open(spi_column_pool **out, unsigned threads, unsigned columns,

@@ -14,6 +14,7 @@
 #include "util/alloc.h"
 #include "util/cpus.h"
 #include "util/error.h"
+#include "util/threads.h"
 
 bool spi_event_cursor_read_ahead = true;
 
@@ -158,11 +159,7 @@ static spi_read_ahead *ahead_start(const spi_event_cursor *c) {
         }
     }
     /* no signal of the program's is delivered to the helper */
-    sigset_t all, previous;
-    sigfillset(&all);
-    bool masked = pthread_sigmask(SIG_SETMASK, &all, &previous) == 0;
-    int rc = pthread_create(&a->thread, NULL, ahead_main, a);
-    if (masked) pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    int rc = spi_thread_start_masked(&a->thread, NULL, ahead_main, a);
     if (rc != 0) {
         ahead_free(a);
         return NULL;

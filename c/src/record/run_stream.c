@@ -43,7 +43,6 @@
 #include "record/run_threads.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +52,7 @@
 #include "record/run_codec.h"
 #include "util/alloc.h"
 #include "util/cpus.h"
+#include "util/threads.h"
 
 /* Calls sorted per run. From the second run on, a full buffer is sorted
  * and encoded by the pass's helper while the walk fills a second one
@@ -334,11 +334,7 @@ static void sorter_start(stream_pass *p) {
         pthread_mutex_destroy(&r->lock);
         goto fail;
     }
-    sigset_t all, previous;
-    sigfillset(&all);
-    bool masked = pthread_sigmask(SIG_SETMASK, &all, &previous) == 0;
-    int rc = pthread_create(&r->thread, NULL, sorter_main, r);
-    if (masked) pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    int rc = spi_thread_start_masked(&r->thread, NULL, sorter_main, r);
     if (rc != 0) {
         pthread_cond_destroy(&r->changed);
         pthread_mutex_destroy(&r->lock);

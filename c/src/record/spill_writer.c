@@ -26,6 +26,7 @@
 #include "util/alloc.h"
 #include "util/diag.h"
 #include "util/error.h"
+#include "util/threads.h"
 #include "record/recorder_state.h"
 #include "record/spill.h"
 
@@ -174,11 +175,7 @@ static void *writer_main(void *argument) {
  * (timers, samplers) must not run on the profiler's own thread. Under the
  * lock. */
 static int start_thread(spi_spill_writer *w) {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&w->thread, NULL, writer_main, w);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = spi_thread_start_masked(&w->thread, NULL, writer_main, w);
     if (rc != 0) return SP_ERR_OUT_OF_MEMORY;
     w->started = true;
     return SP_OK;
