@@ -156,31 +156,75 @@ static int test_limit_valid_file(void) {
     return 0;
 }
 
-/* fork() while two threads attach and record: no child blocks in its first
+/* fork() while threads attach and record: no child blocks in its first
  * recording call, none writes the parent's output, and a child that sets up
- * again profiles itself. */
+ * again profiles itself.
+ *
+ * The children that set up again allocate (HDF5, the session), so they are
+ * forked while the recording threads wait at a gate: a child may only call
+ * malloc if no other thread was inside the allocator at the fork. glibc's
+ * malloc guarantees that itself, but the AddressSanitizer allocator of GCC
+ * 12 does not, and such a child then hangs on an allocator lock that a
+ * recording thread held (the CI's ASan stage saw it). The other children
+ * are forked at any moment: they must not allocate at all. */
 static atomic_int stop_workers;
+static atomic_int workers_started;
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_changed = PTHREAD_COND_INITIALIZER;
+static int gate_closed, threads_inside;
 
+static void gate_enter(void) {
+    pthread_mutex_lock(&gate_lock);
+    while (gate_closed) pthread_cond_wait(&gate_changed, &gate_lock);
+    threads_inside++;
+    pthread_mutex_unlock(&gate_lock);
+}
+
+static void gate_leave(void) {
+    pthread_mutex_lock(&gate_lock);
+    if (--threads_inside == 0) pthread_cond_broadcast(&gate_changed);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+/* Closed: every recording thread waits outside the gate, none allocates. */
+static void gate_set(int closed) {
+    pthread_mutex_lock(&gate_lock);
+    gate_closed = closed;
+    while (closed && threads_inside > 0) pthread_cond_wait(&gate_changed, &gate_lock);
+    pthread_cond_broadcast(&gate_changed);
+    pthread_mutex_unlock(&gate_lock);
+}
+
+/* Records until stop_workers; with a non-NULL arg (a spawner's short-lived
+ * thread, which runs inside its spawner's pass of the gate) only that many
+ * iterations, without entering the gate itself. */
 static void *worker(void *arg) {
-    (void)arg;
-    while (!atomic_load(&stop_workers)) {
-        /* short-lived threads attach and detach under the session lock */
+    int limit = arg ? *(const int *)arg : 0;
+    if (!arg) atomic_fetch_add(&workers_started, 1);
+    for (int i = 0; !atomic_load(&stop_workers) && (!limit || i < limit); i++) {
+        if (!arg) gate_enter();
+        /* a new thread attaches under the session lock in its first call */
         sp_region_begin("worker.call");
         sp_region_begin("worker.inner");
         sp_region_end("worker.inner");
         sp_region_end("worker.call");
+        if (!arg) gate_leave();
         usleep(10); /* keep the parent small: every fork copies its page tables */
     }
     return NULL;
 }
 
+/* Threads that attach, record a little and exit, one after the other. */
 static void *spawner(void *arg) {
     (void)arg;
+    static const int short_life = 20;
+    atomic_fetch_add(&workers_started, 1);
     while (!atomic_load(&stop_workers)) {
+        gate_enter(); /* the thread's whole life, exit included */
         pthread_t t;
-        if (pthread_create(&t, NULL, worker, NULL) != 0) continue;
+        if (pthread_create(&t, NULL, worker, (void *)&short_life) == 0) pthread_join(t, NULL);
+        gate_leave();
         usleep(200);
-        pthread_join(t, NULL);
     }
     return NULL;
 }
@@ -190,9 +234,13 @@ static int test_fork_while_recording(void) {
     pthread_t threads[2];
     pthread_create(&threads[0], NULL, worker, NULL);
     pthread_create(&threads[1], NULL, spawner, NULL);
+    while (atomic_load(&workers_started) < 2) usleep(100);
     int children = 200, failed = 0;
     for (int i = 0; i < children; i++) {
+        bool sets_up_again = i % 100 == 0;
+        if (sets_up_again) gate_set(1);
         pid_t pid = fork();
+        if (pid != 0 && sets_up_again) gate_set(0);
         if (pid == 0) {
             alarm(20); /* a deadlocked child dies loudly instead of hanging */
             int bad = 0;
@@ -200,7 +248,7 @@ static int test_fork_while_recording(void) {
             bad |= sp_region_begin("child.call") != SP_OK;
             bad |= sp_region_end("child.call") != SP_OK;
             bad |= sp_finalize() != SP_ERR_NOT_ACTIVE;
-            if (i % 100 == 0) { /* a child may profile itself */
+            if (sets_up_again) { /* a child may profile itself */
                 char path[64];
                 snprintf(path, sizeof path, "child_%d.h5", i);
                 sp_options o;
