@@ -297,13 +297,15 @@ contains
       character(len=*), intent(inout), optional :: errmsg
       integer(c_int) :: status
 
-      status = c_sp_region_begin_n(name, name_len(name))
-      ! The common case returns after one compare: no formatting, no I/O.
-      if (status == SP_OK) then
-         if (present(stat)) stat = SP_OK
+      ! The common call (no stat, no errmsg, success) is one call into the
+      ! core and one compare: the optional arguments are looked at before
+      ! the call and not needed after it, so nothing is kept across it.
+      if (present(stat) .or. present(errmsg)) then
+         call region_reported(.true., name, stat, errmsg)
          return
       end if
-      call deliver('sp_region_begin', status, stat, errmsg)
+      status = c_sp_region_begin_n(name, name_len(name))
+      if (status /= SP_OK) call deliver('sp_region_begin', status)
    end subroutine sp_region_begin
 
    !> Close the innermost open call of this thread, which must be of `name`.
@@ -316,19 +318,15 @@ contains
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
       integer(c_int) :: status
-      logical :: caller_reports
 
-      ! With stat/errmsg the caller reports errors: the core must not print.
-      caller_reports = present(stat) .or. present(errmsg)
-      if (caller_reports) call c_sp_set_thread_diagnostics(0_c_int)
-      status = c_sp_region_end_n(name, name_len(name))
-      if (caller_reports) call c_sp_set_thread_diagnostics(1_c_int)
-      if (status == SP_OK) then
-         if (present(stat)) stat = SP_OK
+      if (present(stat) .or. present(errmsg)) then
+         call region_reported(.false., name, stat, errmsg)
          return
       end if
-      call deliver('sp_region_end', status, stat, errmsg, &
-                   core_reported=status == SP_ERR_UNMATCHED_END .or. status == SP_ERR_NESTING)
+      status = c_sp_region_end_n(name, name_len(name))
+      if (status /= SP_OK) call deliver('sp_region_end', status, &
+                                        core_reported=status == SP_ERR_UNMATCHED_END .or. &
+                                        status == SP_ERR_NESTING)
    end subroutine sp_region_end
 
    ! ---- recording by handle -----------------------------------------------
@@ -428,6 +426,29 @@ contains
       name_len = int(n, c_size_t)
    end function name_len
 
+   !> sp_region_begin (begin true) or sp_region_end with stat or errmsg:
+   !> the status goes to the caller, and for an end the core must not print
+   !> its own line. One procedure for both, big enough and called twice, so
+   !> that the compiler keeps it out of line: inlined, its registers would be
+   !> saved on every by-name call.
+   subroutine region_reported(begin, name, stat, errmsg)
+      logical, intent(in) :: begin
+      character(len=*), intent(in) :: name
+      integer, intent(out), optional :: stat
+      character(len=*), intent(inout), optional :: errmsg
+      integer(c_int) :: status
+
+      if (begin) then
+         call deliver('sp_region_begin', c_sp_region_begin_n(name, name_len(name)), stat, errmsg)
+         return
+      end if
+      call c_sp_set_thread_diagnostics(0_c_int)
+      status = c_sp_region_end_n(name, name_len(name))
+      call c_sp_set_thread_diagnostics(1_c_int)
+      call deliver('sp_region_end', status, stat, errmsg, &
+                   core_reported=status == SP_ERR_UNMATCHED_END .or. status == SP_ERR_NESTING)
+   end subroutine region_reported
+
    pure integer(c_size_t) function c_len(text)
       character(len=*), intent(in) :: text
       c_len = int(len_trim(text), c_size_t)
@@ -439,9 +460,10 @@ contains
    !> line for this status (sp_finalize's write errors name the file and the
    !> reason; an unmatched end names both regions), so a second line would
    !> only repeat it.
+   !> (status by value: the by-name calls then keep theirs in a register.)
    subroutine deliver(procedure_name, status, stat, errmsg, core_reported)
       character(len=*), intent(in) :: procedure_name
-      integer(c_int), intent(in) :: status
+      integer(c_int), value, intent(in) :: status
       integer, intent(out), optional :: stat
       character(len=*), intent(inout), optional :: errmsg
       logical, intent(in), optional :: core_reported

@@ -538,6 +538,62 @@ static void test_sized_and_long_names(void) {
     test_profile_free(&p);
 }
 
+/* By name through ONE buffer whose contents change (the by-name path
+ * remembers the last handle per name address; issue 31): every name must
+ * still find its own region, on both clocks' inline paths. Pairs differ
+ * in the first, a middle or the last byte, or in length (a shorter name
+ * at the same address ends where the remembered one goes on). */
+static void test_name_memo_reused_buffer(void) {
+    static const char *const names[] = {"x", "y", "ab", "ac", "solve", "solvE", "solv",
+                                        "solver", "abcdefgh1", "abcdefgh2", "Xbcdefgh1",
+                                        "sixteen_chars_aa", "sixteen_chars_aab"};
+    const int count = (int)(sizeof names / sizeof *names);
+    const sp_clock clocks[] = {SP_CLOCK_TSC, SP_CLOCK_MONOTONIC};
+    for (int c = 0; c < 2; c++) {
+        char path[32], buffer[32];
+        snprintf(path, sizeof path, "memo_%d.h5", c);
+        sp_options options;
+        sp_options_init(&options);
+        options.file_path = path;
+        options.quiet = 1;
+        options.mode = SP_MODE_TRACE;
+        options.clock = clocks[c];
+        REQUIRE(sp_setup_with_options(&options) == SP_OK);
+        for (int round = 0; round < 3; round++) {
+            for (int i = 0; i < count; i++) {
+                strcpy(buffer, names[i]);
+                CHECK_EQ_INT(sp_region_begin(buffer), SP_OK);
+                CHECK_EQ_INT(sp_region_end(buffer), SP_OK);
+            }
+            /* the buffer changes under an open call */
+            strcpy(buffer, "outer");
+            CHECK_EQ_INT(sp_region_begin(buffer), SP_OK);
+            strcpy(buffer, "inner");
+            CHECK_EQ_INT(sp_region_begin(buffer), SP_OK);
+            CHECK_EQ_INT(sp_region_end(buffer), SP_OK);
+            strcpy(buffer, "outer");
+            CHECK_EQ_INT(sp_region_end(buffer), SP_OK);
+        }
+        strcpy(buffer, "open_a");
+        CHECK_EQ_INT(sp_region_begin(buffer), SP_OK);
+        strcpy(buffer, "open_b"); /* not open: refused, open_a untouched */
+        CHECK_EQ_INT(sp_region_end(buffer), SP_ERR_UNMATCHED_END);
+        strcpy(buffer, "open_a");
+        CHECK_EQ_INT(sp_region_end(buffer), SP_OK);
+        REQUIRE(sp_finalize() == SP_OK);
+        test_profile p;
+        REQUIRE(test_profile_load(&p, path) == 0);
+        for (int i = 0; i < count; i++) CHECK_EQ_INT(test_profile_calls(&p, names[i]), 3);
+        CHECK_EQ_INT(test_profile_calls(&p, "outer"), 3);
+        CHECK_EQ_INT(test_profile_calls(&p, "inner"), 3);
+        CHECK_EQ_INT(test_profile_calls(&p, "open_a"), 1);
+        CHECK_EQ_INT(test_profile_calls(&p, "open_b"), 0);
+        CHECK_EQ_INT(p.call_count, 3 * (count + 2) + 1);
+        check_tree_consistent(&p);
+        test_profile_free(&p);
+    }
+}
+
 static void test_buffer_limit(void) {
     sp_options options;
     sp_options_init(&options);
@@ -866,6 +922,7 @@ static const named_test tests[] = {
     {"status_table", test_status_table},
     {"invalid_arguments", test_invalid_arguments},
     {"sized_and_long_names", test_sized_and_long_names},
+    {"name_memo_reused_buffer", test_name_memo_reused_buffer},
     {"buffer_limit", test_buffer_limit},
     {"buffer_limit_flush", test_buffer_limit_flush},
     {"memory_only", test_memory_only},

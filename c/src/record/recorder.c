@@ -346,11 +346,35 @@ static struct spi_recent_name *recent_slot(spi_thread *t, const char *name) {
     return &t->recent[((uintptr_t)name >> 3) & (SPI_RECENT_NAMES - 1)];
 }
 
-/* Handle of a NUL-terminated name: the pointer-keyed slot first (one
- * strcmp on a hit), then the hashed cache (strlen + hash + memcmp). */
-static inline int handle_of_cstr(spi_thread *t, const char *name, int *status) {
-    struct spi_recent_name *slot = recent_slot(t, name);
-    if (slot->pointer == name && strcmp(slot->text, name) == 0) return slot->handle;
+/* The thread's pointer-keyed slot when it holds a NUL-terminated name
+ * (its handle is then the name's), or NULL when the slot is another
+ * name's or the bytes at `name` changed since. Inline, byte by byte over
+ * the slot's length, then the NUL (a call into strcmp would cost the
+ * inline by-name path its few registers): each byte is read only after
+ * the one before it matched a byte of the slot's text, which holds no
+ * NUL, so a shorter string now at the same address differs at its own
+ * NUL and no byte past it is read. Four bytes a step, each compare still
+ * in order (a word load could read past a shorter string's end). */
+static __attribute__((always_inline)) inline const struct spi_recent_name *
+recent_cstr(spi_thread *t, const char *name) {
+    const struct spi_recent_name *slot = recent_slot(t, name);
+    if (slot->pointer != name) return NULL;
+    const char *text = slot->text;
+    size_t len = slot->len, i = 0;
+    for (; i + 4 <= len; i += 4)
+        if (name[i] != text[i] || name[i + 1] != text[i + 1] || name[i + 2] != text[i + 2] ||
+            name[i + 3] != text[i + 3])
+            return NULL;
+    for (; i < len; i++)
+        if (name[i] != text[i]) return NULL;
+    return name[len] == '\0' ? slot : NULL;
+}
+
+/* A NUL-terminated name the slot did not know: checked (blank, too long),
+ * then the hashed cache (strlen + hash + memcmp), and the slot remembers
+ * it. */
+static __attribute__((noinline)) int cstr_name_miss(spi_thread *t, const char *name,
+                                                    int *status) {
     size_t len = strlen(name);
     if (len == 0 || len > NAME_LEN_LIMIT) {
         *status = len ? refuse_long_name(len) : SP_ERR_INVALID_ARGUMENT;
@@ -359,9 +383,15 @@ static inline int handle_of_cstr(spi_thread *t, const char *name, int *status) {
     int handle = cached_handle(t, name, len, status);
     if (handle >= 0) {
         const spi_region_name *entry = spi_registry_get(handle);
-        *slot = (struct spi_recent_name){name, entry->text, entry->len, handle};
+        *recent_slot(t, name) = (struct spi_recent_name){name, entry->text, entry->len, handle};
     }
     return handle;
+}
+
+/* Handle of a NUL-terminated name: the slot, then the cache. */
+static inline int handle_of_cstr(spi_thread *t, const char *name, int *status) {
+    const struct spi_recent_name *slot = recent_cstr(t, name);
+    return slot ? slot->handle : cstr_name_miss(t, name, status);
 }
 
 /* Whether `len` bytes at a and b are equal: inline, because a by-name
@@ -402,18 +432,20 @@ static inline bool same_bytes(const char *a, const char *b, size_t len) {
     return len == 0 || *a == *b;
 }
 
-/* The handle the thread's pointer-keyed slot holds for (name, len), or -1
- * when the slot is another name's or the bytes at `name` changed since (a
- * buffer reused for another name, a Fortran character variable assigned
- * a new value): the caller then looks the name up. Only the slot's own
- * fields are read: a slot that was never filled has no pointer and length
- * 0, which no name the caller passes has. */
-static __attribute__((always_inline)) inline int recent_handle(spi_thread *t, const char *name,
-                                                               size_t len) {
+/* The thread's pointer-keyed slot when it holds (name, len) (its handle
+ * is then the name's), or NULL when the slot is another name's or the
+ * bytes at `name` changed since (a buffer reused for another name, a
+ * Fortran character variable assigned a new value): the caller then looks
+ * the name up. Only the slot's own fields are read: a slot that was never
+ * filled has no pointer and length 0, which no name the caller passes
+ * has. (The slot rather than its handle: the caller's test is then the
+ * compare itself, not a second one of the handle's sign.) */
+static __attribute__((always_inline)) inline const struct spi_recent_name *
+recent_sized(spi_thread *t, const char *name, size_t len) {
     const struct spi_recent_name *slot = recent_slot(t, name);
     if (slot->pointer == name && slot->len == len && same_bytes(slot->text, name, len))
-        return slot->handle;
-    return -1;
+        return slot;
+    return NULL;
 }
 
 /* A sized name the slot did not know: the hashed cache (registering the
@@ -430,8 +462,8 @@ static __attribute__((noinline)) int sized_name_miss(spi_thread *t, const char *
 
 /* Handle of a sized name (no NUL), with the same two levels. */
 static inline int handle_of_sized(spi_thread *t, const char *name, size_t len, int *status) {
-    int handle = recent_handle(t, name, len);
-    return handle >= 0 ? handle : sized_name_miss(t, name, len, status);
+    const struct spi_recent_name *slot = recent_sized(t, name, len);
+    return slot ? slot->handle : sized_name_miss(t, name, len, status);
 }
 
 static int invalid_name(void) {
@@ -493,7 +525,9 @@ static inline void reread_if_interrupted(spi_reading *now, int64_t sequence, int
     if (__builtin_expect(spi_tls.next_sequence != sequence, 0)) read_end(now, clock);
 }
 
-SP_API int sp_region_begin(const char *name) {
+/* sp_region_begin and sp_region_end when the thread's path is not an
+ * inline one, or the name is NULL: every check in turn. */
+static __attribute__((noinline)) int begin_cstr_general(const char *name) {
     if (!name) return invalid_name();
     spi_thread *t = spi_thread_current();
     if (!t) return name[0] ? SP_OK : invalid_name();
@@ -506,7 +540,7 @@ SP_API int sp_region_begin(const char *name) {
     return finish(status);
 }
 
-SP_API int sp_region_end(const char *name) {
+static __attribute__((noinline)) int end_cstr_general(const char *name) {
     if (!name) return invalid_name();
     spi_thread *t = spi_thread_current();
     if (!t) return name[0] ? SP_OK : invalid_name();
@@ -749,45 +783,54 @@ SP_API void sp_end(int region) {
     end_general(region);
 }
 
-/* ---- by a sized name, inline ---------------------------------------------
- * sp_region_begin_n / sp_region_end_n (the Fortran module's by-name calls)
- * on a thread whose path is an inline one: the handle from the thread's pointer-keyed slot (one
- * pointer, one length and one name compare: a literal, or a character
- * variable whose value did not change, hits), then the very body sp_begin
- * and sp_end run for a handle. The slot is read while the thread is busy,
- * as every lookup is (a signal handler's by-name call may fill slots). A
- * name the slot does not hold takes the hashed cache, out of line. Each
- * path is a function of its own, so the dispatch in the public functions
- * is a tail call and no path pays for another's registers. */
+/* ---- by name, inline ------------------------------------------------------
+ * sp_region_begin / sp_region_end (a NUL-terminated name) and
+ * sp_region_begin_n / sp_region_end_n (a sized one: the Fortran module's
+ * by-name calls) on a thread whose path is an inline one: the handle from
+ * the thread's pointer-keyed slot (one pointer compare, then the name's
+ * bytes: a literal, or a character variable whose value did not change,
+ * hits), then the very body sp_begin and sp_end run for a handle. The
+ * slot is read while the thread is busy, as every lookup is (a signal
+ * handler's by-name call may fill slots). A name the slot does not hold
+ * takes the hashed cache, out of line. Each path is a function of its
+ * own, so the dispatch in the public functions is a tail call and no path
+ * pays for another's registers. `sized` is a constant at every use: false
+ * for a NUL-terminated name (len unused). */
 
 /* A begin whose name missed the slot: looked up, then begun as the
  * out-of-line begin does (aggregate mode's full push finds the path). */
-static __attribute__((noinline)) int begin_sized_miss(spi_thread *t, const char *name, size_t len) {
+static __attribute__((noinline)) int begin_name_miss(spi_thread *t, const char *name, size_t len,
+                                                     bool sized) {
     int status = SP_OK;
-    int handle = sized_name_miss(t, name, len, &status);
+    int handle = sized ? sized_name_miss(t, name, len, &status) : cstr_name_miss(t, name, &status);
     return handle >= 0 ? begin_call(handle) : status;
 }
 
 /* (The reading by value: its address taken would keep the inline path's
  * reading in memory.) */
-static __attribute__((noinline)) int end_sized_miss(spi_thread *t, const char *name, size_t len,
-                                                    spi_reading now) {
+static __attribute__((noinline)) int end_name_miss(spi_thread *t, const char *name, size_t len,
+                                                   bool sized, spi_reading now) {
     int status = SP_OK;
-    int handle = sized_name_miss(t, name, len, &status);
+    int handle = sized ? sized_name_miss(t, name, len, &status) : cstr_name_miss(t, name, &status);
     return handle >= 0 ? end_call(handle, &now) : status;
 }
 
-static __attribute__((always_inline)) inline int begin_sized_inline(const char *name, size_t len,
-                                                                    int clock) {
+static __attribute__((always_inline)) inline const struct spi_recent_name *
+recent_named(const char *name, size_t len, bool sized) {
+    return sized ? recent_sized(spi_tls.thread, name, len) : recent_cstr(spi_tls.thread, name);
+}
+
+static __attribute__((always_inline)) inline int begin_named_inline(const char *name, size_t len,
+                                                                    bool sized, int clock) {
     spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
     atomic_signal_fence(memory_order_seq_cst);
-    int handle = recent_handle(spi_tls.thread, name, len);
+    const struct spi_recent_name *slot = recent_named(name, len, sized);
     int status;
-    if (__builtin_expect(handle >= 0, 1))
-        status = aggregate_path(clock) ? push_aggregate(handle, clock)
-                                       : push_call(handle, false, clock);
+    if (__builtin_expect(slot != NULL, 1))
+        status = aggregate_path(clock) ? push_aggregate(slot->handle, clock)
+                                       : push_call(slot->handle, false, clock);
     else
-        status = begin_sized_miss(spi_tls.thread, name, len);
+        status = begin_name_miss(spi_tls.thread, name, len, sized);
     leave(clock);
     return finish(status);
 }
@@ -804,34 +847,62 @@ static __attribute__((always_inline)) inline int pop_aggregate_gated(int region,
 
 /* The end's time first, as every end reads it: the lookup is not the
  * user's time. */
-static __attribute__((always_inline)) inline int end_sized_inline(const char *name, size_t len,
-                                                                  int clock) {
+static __attribute__((always_inline)) inline int end_named_inline(const char *name, size_t len,
+                                                                  bool sized, int clock) {
     spi_reading now;
     int64_t sequence = sequence_before_end();
     read_end(&now, clock);
     spi_hot_set_path(&spi_tls, SPI_PATH_BUSY);
     atomic_signal_fence(memory_order_seq_cst);
     reread_if_interrupted(&now, sequence, clock);
-    int handle = recent_handle(spi_tls.thread, name, len);
+    const struct spi_recent_name *slot = recent_named(name, len, sized);
     int status;
-    if (__builtin_expect(handle >= 0, 1))
-        status = aggregate_path(clock) ? pop_aggregate_gated(handle, &now, clock)
-                                       : pop_call(handle, &now, false, clock, false);
+    if (__builtin_expect(slot != NULL, 1))
+        status = aggregate_path(clock) ? pop_aggregate_gated(slot->handle, &now, clock)
+                                       : pop_call(slot->handle, &now, false, clock, false);
     else
-        status = end_sized_miss(spi_tls.thread, name, len, now);
+        status = end_name_miss(spi_tls.thread, name, len, sized, now);
     leave(clock);
     return finish(status);
 }
 
-#define DEFINE_SIZED_PATH(suffix, clock)                                       \
+#define DEFINE_NAMED_PATH(suffix, clock)                                                \
     static __attribute__((noinline)) int begin_sized_##suffix(const char *name, size_t len) { \
-        return begin_sized_inline(name, len, clock);                           \
-    }                                                                          \
-    static __attribute__((noinline)) int end_sized_##suffix(const char *name, size_t len) { \
-        return end_sized_inline(name, len, clock);                             \
+        return begin_named_inline(name, len, true, clock);                             \
+    }                                                                                   \
+    static __attribute__((noinline)) int end_sized_##suffix(const char *name, size_t len) {   \
+        return end_named_inline(name, len, true, clock);                               \
+    }                                                                                   \
+    static __attribute__((noinline)) int begin_cstr_##suffix(const char *name) {      \
+        return begin_named_inline(name, 0, false, clock);                              \
+    }                                                                                   \
+    static __attribute__((noinline)) int end_cstr_##suffix(const char *name) {        \
+        return end_named_inline(name, 0, false, clock);                                \
     }
-INLINE_PATHS(DEFINE_SIZED_PATH)
-#undef DEFINE_SIZED_PATH
+INLINE_PATHS(DEFINE_NAMED_PATH)
+#undef DEFINE_NAMED_PATH
+
+SP_API int sp_region_begin(const char *name) {
+    int path = spi_hot_path();
+    if (__builtin_expect(name != NULL, 1)) {
+#define DISPATCH_BEGIN(suffix, clock) \
+        if (path == clock) return begin_cstr_##suffix(name);
+        INLINE_PATHS(DISPATCH_BEGIN)
+#undef DISPATCH_BEGIN
+    }
+    return begin_cstr_general(name);
+}
+
+SP_API int sp_region_end(const char *name) {
+    int path = spi_hot_path();
+    if (__builtin_expect(name != NULL, 1)) {
+#define DISPATCH_END(suffix, clock) \
+        if (path == clock) return end_cstr_##suffix(name);
+        INLINE_PATHS(DISPATCH_END)
+#undef DISPATCH_END
+    }
+    return end_cstr_general(name);
+}
 
 /* A name the inline paths may take: not NULL, 1 to NAME_LEN_LIMIT bytes
  * (one unsigned compare for both bounds). */
