@@ -17,6 +17,8 @@ void compiled_out_pairs(int region, int64_t pairs) {
         sp_begin(region);
         sp_region_begin("bench_by_name");
         sp_region_end("bench_by_name");
+        SP_REGION_BEGIN("bench_call_site");
+        SP_REGION_END("bench_call_site");
         sp_end(region);
         __asm__ volatile("" : : "r"(i) : "memory");
     }

@@ -8,7 +8,9 @@
  *
  *   pairs KIND N OUTPUT
  *     KIND: rdtsc | clock_gettime   the baselines: two readings per pair
- *           handle | byname | nested   ours (nested: three regions, N/3
+ *           handle | byname | site | nested   ours (site: SP_REGION_BEGIN,
+ *                                      the literal's handle kept per call
+ *                                      site; nested: three regions, N/3
  *                                      iterations of three pairs)
  *           gptl | gptl_nested     GPTL (GPTLnanotime + handles), when built
  *                                  with -DWITH_GPTL against a GPTL snapshot
@@ -111,6 +113,11 @@ static void loop_ours(const char *kind, long n) {
         for (long i = 0; i < n; i++) {
             sp_region_begin("solve");
             sp_region_end("solve");
+        }
+    } else if (strcmp(kind, "site") == 0) {
+        for (long i = 0; i < n; i++) {
+            SP_REGION_BEGIN("solve");
+            SP_REGION_END("solve");
         }
     } else {
         int a = sp_region("solve"), b = sp_region("assemble"), c = sp_region("kernel");

@@ -44,10 +44,13 @@ CONFIGS = [
      dict(TSC, SCOPE_PROFILER_MODE="trace", SCOPE_PROFILER_BUFFER_LIMIT="0")),
     ("ours, handle, TSC, aggregate", "c", "handle", dict(TSC, SCOPE_PROFILER_MODE="aggregate")),
     ("ours, by name, TSC, trace (C)", "c", "byname", dict(TSC, SCOPE_PROFILER_MODE="trace")),
+    ("ours, call-site macro, TSC, trace (C)", "c", "site", dict(TSC, SCOPE_PROFILER_MODE="trace")),
     ("ours, Fortran handle, TSC, trace", "fortran", "handle", dict(TSC, SCOPE_PROFILER_MODE="trace")),
     ("ours, Fortran by name, TSC, trace", "fortran", "byname", dict(TSC, SCOPE_PROFILER_MODE="trace")),
     # the by-name cost apart from the spill's (issue 31: by name <= handle + 5 ns)
     ("ours, by name, TSC, trace, no bound (C)", "c", "byname",
+     dict(TSC, SCOPE_PROFILER_MODE="trace", SCOPE_PROFILER_BUFFER_LIMIT="0")),
+    ("ours, call-site macro, TSC, trace, no bound (C)", "c", "site",
      dict(TSC, SCOPE_PROFILER_MODE="trace", SCOPE_PROFILER_BUFFER_LIMIT="0")),
     ("ours, Fortran handle, TSC, trace, no bound", "fortran", "handle",
      dict(TSC, SCOPE_PROFILER_MODE="trace", SCOPE_PROFILER_BUFFER_LIMIT="0")),

@@ -27,7 +27,9 @@
  *   1. lifecycle: sp_setup, sp_setup_with_options, sp_finalize, sp_is_active
  *   2. recording by name: sp_region_begin / sp_region_end (and the *_n forms
  *      that take a pointer and a length, for Fortran and other languages)
- *   3. recording by handle: sp_region (resolve once), sp_begin / sp_end
+ *   3. recording by handle: sp_region (resolve once), sp_begin / sp_end;
+ *      SP_REGION_BEGIN("name") / SP_REGION_END("name") resolve a literal's
+ *      handle once per call site and then take this path
  *   4. status: sp_last_error, sp_error_string, sp_status_name
  *
  * Thread-safety: every recording call (tiers 2 and 3) may be made from any
@@ -529,6 +531,53 @@ SP_API void sp_end(int region);
  */
 SP_API const char *sp_region_name(int region);
 
+/* ---------------------------------------------------------------------------
+ * Recording by a literal name, resolved once per call site
+ * ------------------------------------------------------------------------- */
+
+/**
+ * SP_REGION_BEGIN("solve") / SP_REGION_END("solve"): sp_begin / sp_end of
+ * the region named by a string literal, its handle resolved by sp_region
+ * on the call site's first execution and kept in a static variable of that
+ * call site. Every later execution costs what the handle path costs plus
+ * one load and one compare: no name lookup, no compare of the name's bytes
+ * (sp_region_begin's cost: a compare of the name per call).
+ * Only a string literal is accepted (a variable does not compile), because
+ * the call site's handle never changes. Statements, not expressions: errors
+ * are reported as sp_begin / sp_end report them (sp_last_error, one line on
+ * stderr); a name sp_region refused (empty, SP_ERR_OUT_OF_MEMORY) is
+ * resolved again at the next execution.
+ * Thread-safety: as sp_begin; threads that execute a call site for the
+ * first time together resolve the same handle (the same name always gives
+ * the same handle) and store the same value, atomically.
+ * Compilers without GCC's __atomic builtins get sp_region_begin /
+ * sp_region_end, the same behaviour at the by-name cost. Not for the body
+ * of a C `inline` function with external linkage (C forbids a static
+ * variable there; C++ allows it).
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define SP_REGION_BEGIN(literal) SP_SITE_CALL_(sp_begin, literal)
+#define SP_REGION_END(literal) SP_SITE_CALL_(sp_end, literal)
+/* The call site's handle: 0 before its first execution, else handle + 1
+ * (a static starts at 0 with no initialiser, so it sits in .bss and the
+ * test is one against zero). `"" literal` compiles only for a string
+ * literal. */
+#define SP_SITE_CALL_(call, literal)                                                 \
+    do {                                                                             \
+        static int sp_site_handle_plus_one_;                                         \
+        int sp_site_ = __atomic_load_n(&sp_site_handle_plus_one_, __ATOMIC_RELAXED); \
+        if (__builtin_expect(sp_site_ == 0, 0)) {                                    \
+            sp_site_ = sp_region("" literal) + 1;                                    \
+            if (sp_site_ > 0)                                                        \
+                __atomic_store_n(&sp_site_handle_plus_one_, sp_site_, __ATOMIC_RELAXED); \
+        }                                                                            \
+        call(sp_site_ - 1);                                                          \
+    } while (0)
+#else
+#define SP_REGION_BEGIN(literal) ((void)sp_region_begin("" literal))
+#define SP_REGION_END(literal) ((void)sp_region_end("" literal))
+#endif
+
 /** A region's calls on the calling thread so far (sp_region_thread_totals). */
 typedef struct sp_region_totals {
     uint64_t calls;    /**< calls of the region this thread ended and recorded */
@@ -687,6 +736,10 @@ static inline int sp_compiled_out_(size_t ignored) { (void)ignored; return SP_OK
 #define sp_set_thread_diagnostics(enabled) ((void)sizeof(enabled))
 #define sp_error_string(status) ((void)sizeof(status), "profiling compiled out")
 #define sp_status_name(status) ((void)sizeof(status), "SP_OK")
+#undef SP_REGION_BEGIN
+#undef SP_REGION_END
+#define SP_REGION_BEGIN(literal) ((void)sizeof("" literal))
+#define SP_REGION_END(literal) ((void)sizeof("" literal))
 #endif
 
 #endif /* SCOPE_PROFILER_H */

@@ -594,6 +594,67 @@ static void test_name_memo_reused_buffer(void) {
     }
 }
 
+/* SP_REGION_BEGIN / SP_REGION_END keep a literal's handle per call site
+ * (issue 31): the calls of one site from several threads, first executed
+ * by all of them at once, and the same name by name elsewhere, must all be
+ * the one region, in two sessions (the site's handle outlives a session),
+ * with a site first executed before any session. */
+#define SITE_THREADS 4
+#define SITE_CALLS 1000
+static void site_inner(void) {
+    SP_REGION_BEGIN("site.inner");
+    SP_REGION_END("site.inner");
+}
+
+static void *site_thread(void *unused) {
+    (void)unused;
+    for (int i = 0; i < SITE_CALLS; i++) {
+        SP_REGION_BEGIN("site.outer");
+        site_inner();
+        SP_REGION_END("site.outer");
+    }
+    return NULL;
+}
+
+static void test_call_site_macros(void) {
+    site_inner(); /* no session: resolves the site's handle, records nothing */
+    for (int session = 0; session < 2; session++) {
+        const char *path = session ? "site_1.h5" : "site_0.h5";
+        setup_quiet(path);
+        pthread_t threads[SITE_THREADS];
+        for (int t = 0; t < SITE_THREADS; t++)
+            REQUIRE(pthread_create(&threads[t], NULL, site_thread, NULL) == 0);
+        site_inner();
+        CHECK_EQ_INT(sp_region_begin("site.inner"), SP_OK);
+        CHECK_EQ_INT(sp_region_end("site.inner"), SP_OK);
+        for (int t = 0; t < SITE_THREADS; t++) pthread_join(threads[t], NULL);
+        sp_clear_error();
+        SP_REGION_END("site.outer"); /* not open on this thread */
+        CHECK_EQ_INT(sp_last_error(), SP_ERR_UNMATCHED_END);
+        sp_clear_error();
+        SP_REGION_BEGIN(""); /* refused by sp_region: nothing recorded */
+        CHECK_EQ_INT(sp_last_error(), SP_ERR_INVALID_REGION);
+        REQUIRE(sp_finalize() == SP_OK);
+
+        test_profile p;
+        REQUIRE(test_profile_load(&p, path) == 0);
+        CHECK_EQ_INT(p.region_count, 2);
+        CHECK_EQ_INT(test_profile_calls(&p, "site.outer"), SITE_THREADS * SITE_CALLS);
+        CHECK_EQ_INT(test_profile_calls(&p, "site.inner"), SITE_THREADS * SITE_CALLS + 2);
+        int outer = test_profile_region(&p, "site.outer");
+        int64_t nested = 0;
+        for (int64_t i = 0; i < p.call_count; i++) {
+            const test_call *c = &p.calls[i];
+            if (c->region == outer || c->parent_id < 0) continue;
+            const test_call *parent = test_profile_call(&p, c->parent_id);
+            if (parent && parent->region == outer) nested++;
+        }
+        CHECK_EQ_INT(nested, SITE_THREADS * SITE_CALLS);
+        check_tree_consistent(&p);
+        test_profile_free(&p);
+    }
+}
+
 static void test_buffer_limit(void) {
     sp_options options;
     sp_options_init(&options);
@@ -923,6 +984,7 @@ static const named_test tests[] = {
     {"invalid_arguments", test_invalid_arguments},
     {"sized_and_long_names", test_sized_and_long_names},
     {"name_memo_reused_buffer", test_name_memo_reused_buffer},
+    {"call_site_threads", test_call_site_macros},
     {"buffer_limit", test_buffer_limit},
     {"buffer_limit_flush", test_buffer_limit_flush},
     {"memory_only", test_memory_only},

@@ -172,6 +172,12 @@ static void test_region() {
 #else
     { SP_SCOPE("cxx_view"); }
 #endif
+    // The C header's call-site macros compile in C++ (-Wpedantic, no GNU
+    // mode) and record the literal's region each time.
+    for (int i = 0; i < 3; ++i) {
+        SP_REGION_BEGIN("cxx_site");
+        SP_REGION_END("cxx_site");
+    }
     check_no_error("region");
 }
 
