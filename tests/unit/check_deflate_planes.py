@@ -6,9 +6,10 @@ issue 31) on real event columns:
 
 1. a recorded run (tests/write_threads/write_threads_probe.c: nested calls
    on two threads, 2 write threads) is finalized by the library, whose
-   encoder writes the constant high planes of most chunks itself (their
-   zlib header is 78 01; libdeflate's level 2 writes 78 5E): at least one
-   chunk of each of start_deltas, durations and call_ids must be one;
+   encoder writes the constant high planes of most chunks itself (such a
+   stored chunk differs from libdeflate's own stream of the whole shuffled
+   chunk at the pool's level, SPI_POOL_DEFLATE_LEVEL): at least one chunk
+   of each of start_deltas, durations and call_ids must be one;
 2. every stored chunk, read raw (H5Dread_chunk through h5py), inflates
    with Python's zlib (the Adler-32 checked) and unshuffles to the values
    h5py reads through HDF5's own filters;
@@ -19,8 +20,11 @@ issue 31) on real event columns:
    bytes.
 Any of them fails when the encoder writes a wrong stream (a wrong Adler-32
 makes HDF5's filter and zlib refuse the chunk)."""
+import ctypes
+import ctypes.util
 import csv
 import os
+import re
 import subprocess
 import sys
 import zlib
@@ -51,6 +55,44 @@ if not check(run.returncode == 0 and "status=0" in run.stdout,
              f"recording failed: {run.stdout[-300:]} {run.stderr[-300:]}"):
     check.finish()
 
+
+def pool_level():
+    """SPI_POOL_DEFLATE_LEVEL, read from the header that defines it."""
+    header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "c", "src",
+                          "format", "h5_column_pool.h")
+    with open(header) as f:
+        found = re.search(r"^#define SPI_POOL_DEFLATE_LEVEL (\d+)$", f.read(), re.M)
+    if not found:
+        raise SystemExit(f"check_deflate_planes: no SPI_POOL_DEFLATE_LEVEL in {header}")
+    return int(found.group(1))
+
+
+class WholeChunkDeflate:
+    """libdeflate's zlib stream of a whole chunk, as the encoder would give
+    it without the plane encoder."""
+
+    def __init__(self, level):
+        name = ctypes.util.find_library("deflate")
+        if not name:
+            raise SystemExit("check_deflate_planes: libdeflate not found (libdeflate-dev)")
+        self.lib = ctypes.CDLL(name)
+        self.lib.libdeflate_alloc_compressor.restype = ctypes.c_void_p
+        self.lib.libdeflate_alloc_compressor.argtypes = [ctypes.c_int]
+        self.lib.libdeflate_zlib_compress.restype = ctypes.c_size_t
+        self.lib.libdeflate_zlib_compress.argtypes = [ctypes.c_void_p, ctypes.c_char_p,
+                                                      ctypes.c_size_t, ctypes.c_char_p,
+                                                      ctypes.c_size_t]
+        self.compressor = self.lib.libdeflate_alloc_compressor(level)
+        if not self.compressor:
+            raise SystemExit(f"check_deflate_planes: libdeflate refuses level {level}")
+
+    def __call__(self, data):
+        out = ctypes.create_string_buffer(2 * len(data) + 1024)
+        size = self.lib.libdeflate_zlib_compress(self.compressor, data, len(data), out, len(out))
+        return out.raw[:size]
+
+
+whole_chunk_deflate = WholeChunkDeflate(pool_level())
 ours = {}
 with h5py.File(out, "r") as f:
     ev = f["events"]
@@ -72,12 +114,12 @@ with h5py.File(out, "r") as f:
             mask, raw = d.id.read_direct_chunk((index * chunk,))
             what = f"{name} chunk {index}"
             check(mask == 0, f"{what}: filter mask {mask}")
-            ours[name] += raw[:2] == b"\x78\x01"
             try:
                 shuffled = np.frombuffer(zlib.decompress(raw), dtype=np.uint8)
             except zlib.error as exc:
                 check.fail(f"{what}: zlib refuses the stored chunk: {exc}")
                 continue
+            ours[name] += raw != whole_chunk_deflate(shuffled.tobytes())
             if values is None:
                 continue
             got = shuffled.reshape(8, -1).T.copy().view("<i8").ravel()

@@ -11,7 +11,7 @@
  *   deflate_planes_test --measure COLUMN.bin ...
  *                                        the same, and per column the bytes
  *                                        and CPU ns a value of libdeflate
- *                                        level 2 and of this encoder (a
+ *                                        (the pool's level) and of this encoder (a
  *                                        measurement: never a pass/fail)
  *
  * Every chunk the encoder takes must inflate (libdeflate and zlib, each
@@ -30,6 +30,7 @@
 #include "format/byte_shuffle.h"
 #include "format/deflate_planes.h"
 #include "format/deflate_walk.h"
+#include "format/h5_column_pool.h"
 
 #include "unit_check.h"
 
@@ -39,7 +40,7 @@
 static unsigned char *shuffled, *encoded, *inflated;
 static size_t capacity;
 static struct libdeflate_decompressor *decompressor;
-static struct libdeflate_compressor *sampler; /* level 2, as the pool's */
+static struct libdeflate_compressor *sampler; /* the pool's level */
 
 /* Encode `raw` (values) shuffled; on success check that both inflaters give
  * the shuffled bytes back. Returns whether the encoder took the chunk. */
@@ -165,13 +166,14 @@ static double cpu_ns(void) {
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* Every chunk of a column file; with `measure`, libdeflate level 2 beside. */
+/* Every chunk of a column file; with `measure`, libdeflate alone (at the
+ * pool's level, on the whole chunk) beside. */
 static void column(const char *path, int measure) {
     FILE *f = fopen(path, "rb");
     CHECK(f != NULL, "%s: cannot open", path);
     if (!f) return;
     int64_t *v = malloc(CHUNK_BYTES);
-    struct libdeflate_compressor *c = libdeflate_alloc_compressor(2);
+    struct libdeflate_compressor *c = libdeflate_alloc_compressor(SPI_POOL_DEFLATE_LEVEL);
     if (!v || !c) exit(1);
     size_t values, chunks = 0, taken = 0, values_all = 0;
     size_t lib_bytes = 0, mixed_bytes = 0, taken_lib_bytes = 0, taken_bytes = 0;
@@ -211,7 +213,7 @@ static void column(const char *path, int measure) {
         }
     }
     if (measure)
-        printf("%-48s %4zu chunks (%zu taken) | libdeflate-2 %9zu B %5.2f ns/v | planes+fallback "
+        printf("%-48s %4zu chunks (%zu taken) | libdeflate %9zu B %5.2f ns/v | planes+fallback "
                "%9zu B %5.2f ns/v (%+.2f%% bytes) | taken only: %zu vs %zu B\n",
                path, chunks, taken, lib_bytes, lib_ns / (double)values_all, mixed_bytes,
                mixed_ns / (double)values_all,
@@ -230,7 +232,7 @@ int main(int argc, char **argv) {
     encoded = malloc(capacity);
     inflated = malloc(CHUNK_BYTES);
     decompressor = libdeflate_alloc_decompressor();
-    sampler = libdeflate_alloc_compressor(2);
+    sampler = libdeflate_alloc_compressor(SPI_POOL_DEFLATE_LEVEL);
     if (!shuffled || !encoded || !inflated || !decompressor || !sampler) return 1;
     int measure = argc > 1 && strcmp(argv[1], "--measure") == 0;
     if (argc == 1) synthetic();

@@ -34,13 +34,6 @@
 #include "util/diag.h"
 #include "util/threads.h"
 
-/* libdeflate's level 2, not 1. Measured on 256 chunks of a 20M-call trace
- * (shuffled start deltas, durations, call and parent ids; process CPU time,
- * one thread): zlib level 1 (what HDF5 ran before) 0.28-0.33 s for 2.09 MB,
- * libdeflate level 1 0.40-0.44 s for 1.34 MB, level 2 0.26-0.33 s for
- * 1.31 MB. The level HDF5 records in the dataset (SPI_DEFLATE_LEVEL) only
- * describes the stream; inflate reads any level. */
-#define POOL_DEFLATE_LEVEL 2
 
 typedef enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_ENCODING, SLOT_DONE } slot_state;
 
@@ -212,7 +205,7 @@ int spi_column_pool_open(spi_column_pool **out, unsigned threads, unsigned colum
     pool->slots = spi_calloc(pool->slot_count, sizeof *pool->slots);
     pool->helpers = spi_calloc(helpers ? helpers : 1, sizeof *pool->helpers);
     pool->helper_encoders = spi_calloc(helpers ? helpers : 1, sizeof *pool->helper_encoders);
-    pool->producer_encoder = spi_chunk_encoder_create(POOL_DEFLATE_LEVEL, chunk_bytes);
+    pool->producer_encoder = spi_chunk_encoder_create(SPI_POOL_DEFLATE_LEVEL, chunk_bytes);
     bool ok = pool->slots && pool->helpers && pool->helper_encoders && pool->producer_encoder;
     for (unsigned i = 0; ok && i < pool->slot_count; i++) {
         pool->slots[i].raw = new_buffer(pool);
@@ -220,7 +213,7 @@ int spi_column_pool_open(spi_column_pool **out, unsigned threads, unsigned colum
         ok = pool->slots[i].raw && pool->slots[i].encoded;
     }
     for (unsigned i = 0; ok && i < helpers; i++)
-        ok = (pool->helper_encoders[i] = spi_chunk_encoder_create(POOL_DEFLATE_LEVEL, chunk_bytes)) != NULL;
+        ok = (pool->helper_encoders[i] = spi_chunk_encoder_create(SPI_POOL_DEFLATE_LEVEL, chunk_bytes)) != NULL;
     if (!ok) {
         spi_column_pool_close(pool);
         return SP_ERR_OUT_OF_MEMORY;

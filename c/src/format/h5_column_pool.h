@@ -33,6 +33,19 @@
  * compresses with (the setting is finalize's, shared with record/). */
 #include "util/cpus.h"
 
+/* libdeflate's level for the event columns' varying byte planes (the
+ * constant high planes are deflate_planes.c's own blocks). Level 1 since
+ * issue 31's plane encoder: on the same 306 chunks of each column of a 20M-
+ * call trace (tests/unit/deflate_planes_test --measure, pinned, two rounds
+ * interleaved), level 1 against 2 took 13% less CPU on durations and 17%
+ * less on start deltas, and stored 2.4% and 3.2% fewer bytes. (Before the
+ * plane encoder, on whole shuffled chunks, level 2 was the faster one: 0.26-
+ * 0.33 s against 0.40-0.44 s on 256 chunks, for 1.31 against 1.34 MB; zlib
+ * level 1, what HDF5 ran before, 0.28-0.33 s for 2.09 MB.) The level HDF5
+ * records in the dataset (SPI_DEFLATE_LEVEL) only describes the stream;
+ * inflate reads any level. */
+#define SPI_POOL_DEFLATE_LEVEL 1
+
 /* One encoded chunk, as the sink receives it. */
 typedef struct spi_encoded_chunk {
     const void *data;

@@ -74,7 +74,7 @@
  * is set by building the profile, before the writer runs). */
 #define SLICE_EVENTS (8 * SPI_EVENT_CHUNK_ELEMENTS)
 /* zlib's level for the event columns' deflate filter. The streaming writer
- * deflates its chunks itself (libdeflate level 2 on its threads,
+ * deflates its chunks itself (libdeflate on its threads,
  * h5_column_pool.c) and stores them with H5Dwrite_chunk; neither is open
  * to this writer: H5Dwrite_chunk is not supported with parallel HDF5
  * (H5Dpublic.h of 1.10.8 says so: a chunk one rank writes alone would
