@@ -12,6 +12,10 @@
  *                                      the literal's handle kept per call
  *                                      site; nested: three regions, N/3
  *                                      iterations of three pairs)
+ *           cxx_region | cxx_scope  compiled as C++ only (run.py's "cxx"
+ *                                  program): a scope on a static region, and
+ *                                  SP_SCOPE("solve") (the literal's call-site
+ *                                  memo)
  *           gptl | gptl_nested     GPTL (GPTLnanotime + handles), when built
  *                                  with -DWITH_GPTL against a GPTL snapshot
  *
@@ -32,6 +36,8 @@
 
 #ifdef WITH_GPTL
 #include <gptl.h>
+#elif defined(__cplusplus)
+#include <scope_profiler.hpp>
 #else
 #include <scope_profiler.h>
 #endif
@@ -119,6 +125,17 @@ static void loop_ours(const char *kind, long n) {
             SP_REGION_BEGIN("solve");
             SP_REGION_END("solve");
         }
+#ifdef __cplusplus
+    } else if (strcmp(kind, "cxx_region") == 0) {
+        static const scope_profiler::region solve("solve");
+        for (long i = 0; i < n; i++) {
+            scope_profiler::scope s(solve);
+        }
+    } else if (strcmp(kind, "cxx_scope") == 0) {
+        for (long i = 0; i < n; i++) {
+            SP_SCOPE("solve");
+        }
+#endif
     } else {
         int a = sp_region("solve"), b = sp_region("assemble"), c = sp_region("kernel");
         for (long i = 0; i < n / 3; i++) {

@@ -3,8 +3,9 @@
 measured in the same run (2 x rdtsc, 2 x clock_gettime) and, when a GPTL
 snapshot is at hand, GPTL's handle path: issue 31's table.
 
-Builds pairs.c and pairs.f90 against the INSTALLED Release library through
-pkg-config (PKG_CONFIG_PATH, or --prefix), as a user's program is built;
+Builds pairs.c (as C, and as C++ for the binding's rows) and pairs.f90
+against the INSTALLED Release library through pkg-config (PKG_CONFIG_PATH,
+or --prefix), as a user's program is built;
 then runs interleaved rounds (every configuration once per round, one
 process each, pinned with taskset when available) of N begin/end pairs of
 one region. Each of our processes writes its file as a user's run does
@@ -34,7 +35,7 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
-# name -> (program, kind, environment). Program "c", "fortran" or "gptl".
+# name -> (program, kind, environment). Program "c", "cxx", "fortran" or "gptl".
 TSC = {"SCOPE_PROFILER_CLOCK": "tsc"}
 CONFIGS = [
     ("2 x rdtsc", "c", "rdtsc", {}),
@@ -45,6 +46,10 @@ CONFIGS = [
     ("ours, handle, TSC, aggregate", "c", "handle", dict(TSC, SCOPE_PROFILER_MODE="aggregate")),
     ("ours, by name, TSC, trace (C)", "c", "byname", dict(TSC, SCOPE_PROFILER_MODE="trace")),
     ("ours, call-site macro, TSC, trace (C)", "c", "site", dict(TSC, SCOPE_PROFILER_MODE="trace")),
+    ("ours, C++ scope on a region, TSC, trace", "cxx", "cxx_region",
+     dict(TSC, SCOPE_PROFILER_MODE="trace")),
+    ("ours, C++ SP_SCOPE(\"solve\"), TSC, trace", "cxx", "cxx_scope",
+     dict(TSC, SCOPE_PROFILER_MODE="trace")),
     ("ours, Fortran handle, TSC, trace", "fortran", "handle", dict(TSC, SCOPE_PROFILER_MODE="trace")),
     ("ours, Fortran by name, TSC, trace", "fortran", "byname", dict(TSC, SCOPE_PROFILER_MODE="trace")),
     # the by-name cost apart from the spill's (issue 31: by name <= handle + 5 ns)
@@ -87,6 +92,15 @@ def build(work, gptl_src):
     exes["c"] = os.path.join(work, "pairs")
     subprocess.run([cc, "-O2", "-o", exes["c"], os.path.join(HERE, "pairs.c"),
                     *pkg_config("--cflags", "--libs", "scopeprofiler")], check=True)
+    try:
+        # the same program compiled as C++, for the C++ binding's kinds
+        exes["cxx"] = os.path.join(work, "pairs_cxx")
+        subprocess.run([os.environ.get("CXX", "c++"), "-O2", "-x", "c++", "-o", exes["cxx"],
+                        os.path.join(HERE, "pairs.c"), "-x", "none",
+                        *pkg_config("--cflags", "--libs", "scopeprofiler")], check=True)
+    except (subprocess.CalledProcessError, FileNotFoundError) as e:
+        print(f"note: C++ configurations skipped ({e})", file=sys.stderr)
+        exes.pop("cxx", None)
     try:
         flags = pkg_config("--cflags", "--libs", "scopeprofiler-fortran")
         exes["fortran"] = os.path.join(work, "pairs_f")

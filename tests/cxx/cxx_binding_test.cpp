@@ -13,11 +13,15 @@
  */
 #include <scope_profiler.hpp>
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace sp = scope_profiler;
 
@@ -181,6 +185,81 @@ static void test_region() {
     check_no_error("region");
 }
 
+/* ---- SP_SCOPE's call-site memo ----------------------------------------- */
+
+// The macro gives a literal (a const char array of up to 128 bytes) a
+// name_site and every other argument nothing.
+static_assert(std::is_same<sp::detail::site_for<decltype(("cxx"))>::type,
+                           sp::detail::name_site<4>>::value,
+              "a literal gets a name_site of its size");
+static_assert(std::is_same<sp::detail::site_for<char (&)[4]>::type, sp::detail::no_site>::value,
+              "a writable buffer is looked up every time");
+static_assert(std::is_same<sp::detail::site_for<const char *&>::type, sp::detail::no_site>::value,
+              "a pointer is looked up every time");
+static_assert(std::is_same<sp::detail::site_for<const char (&)[129]>::type,
+                           sp::detail::no_site>::value,
+              "past 128 bytes there is no memo");
+
+static void site_thread(std::atomic<int> *arrived, int threads) {
+    // Every thread executes the site for the first time together.
+    arrived->fetch_add(1);
+    while (arrived->load() < threads) std::this_thread::yield();
+    for (int i = 0; i < 10; ++i) {
+        SP_SCOPE("cxx_site_threads");
+    }
+}
+
+static void test_site() {
+    // The memo itself: filled by the first resolution, then kept; other
+    // bytes of the same size at the same site are looked up, not stored.
+    sp::detail::name_site<sizeof "cxx_site_memo"> site;
+    CHECK_EQ_INT(site.stored(), SP_INVALID_REGION);
+    for (int i = 0; i < 3; ++i) {
+        sp::scope s(site, "cxx_site_memo");
+        CHECK(s.active());
+    }
+    const int memo = sp::region("cxx_site_memo").id();
+    CHECK(memo >= 0);
+    CHECK_EQ_INT(site.stored(), memo);
+    {
+        sp::scope s(site, "cxx_site_othr");
+        CHECK(s.active());
+    }
+    CHECK_EQ_INT(site.stored(), memo);
+
+    for (int i = 0; i < 5; ++i) {
+        SP_SCOPE("cxx_site_loop");
+    }
+    // A const array is not always a literal: rebuilt at run time at the
+    // same address, it names another region on every other execution. A
+    // memo that trusted the address (or its first bytes) would record
+    // cxx_site_a four times.
+    for (int i = 0; i < 4; ++i) {
+        const char name[] = {'c', 'x', 'x', '_', 's', 'i', 't', 'e', '_',
+                             static_cast<char>('a' + i % 2), '\0'};
+        SP_SCOPE(name);
+    }
+    // A const array longer than its string: its bytes past the NUL take part
+    // in the compare, the name ends at the NUL.
+    const char padded[16] = "cxx_site_padded";
+    const char short_name[16] = "cxx_site_pad";
+    for (int i = 0; i < 2; ++i) {
+        SP_SCOPE(i == 0 ? padded : short_name);
+    }
+    // A writable buffer: looked up every time, whatever it holds.
+    char buffer[16];
+    for (int i = 0; i < 4; ++i) {
+        std::snprintf(buffer, sizeof buffer, "cxx_site_buf%d", i % 2);
+        SP_SCOPE(buffer);
+    }
+    const int threads = 4;
+    std::atomic<int> arrived{0};
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) workers.emplace_back(site_thread, &arrived, threads);
+    for (std::thread &w : workers) w.join();
+    check_no_error("site");
+}
+
 /* ---- invalid names ----------------------------------------------------- */
 
 static void test_invalid_name() {
@@ -218,6 +297,8 @@ int main(int argc, char **argv) {
             test_move();
         } else if (test == "region") {
             test_region();
+        } else if (test == "site") {
+            test_site();
         } else if (test == "invalid_name") {
             test_invalid_name();
         } else {

@@ -67,7 +67,12 @@
 #ifndef SCOPE_PROFILER_HPP
 #define SCOPE_PROFILER_HPP
 
+#include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <string>
+#include <type_traits>
+#include <utility>
 #if __cplusplus >= 201703L
 #include <string_view>
 #endif
@@ -125,6 +130,85 @@ private:
     int id_;
 };
 
+namespace detail {
+
+/**
+ * What SP_SCOPE keeps at a call site whose argument is a const char array
+ * of N bytes (a string literal, or any const array): the bytes it resolved
+ * first and their handle, so that a later execution with the same bytes
+ * costs a compare of N bytes (a few word compares for a literal) instead
+ * of sp_region's lookup. The bytes are compared on every execution, not
+ * the address, because a const array need not be a literal: a local one
+ * initialised at run time can hold other bytes at the same address on the
+ * next execution. A site stores one name, the first one it resolved; other
+ * bytes at the same site take the lookup. The object is a function-local
+ * static, zero-initialised at compile time (no guard variable).
+ * Thread-safety: any thread. One thread fills the site (state_ from empty
+ * to filling by compare-exchange), writes the bytes and the handle, then
+ * publishes them with a release store; readers use them only after an
+ * acquire load sees them published, and they never change after that.
+ */
+template <std::size_t N>
+class name_site {
+public:
+    constexpr name_site() noexcept = default;
+
+    /** The handle of `name`: the stored one when the bytes match, else
+     *  sp_region's (which reports errors as sp_region does). */
+    int resolve(const char (&name)[N]) noexcept {
+        if (state_.load(std::memory_order_acquire) == published &&
+            std::memcmp(bytes_, name, N) == 0)
+            return handle_;
+        return resolve_and_store(name);
+    }
+
+    /** The stored handle, or SP_INVALID_REGION before the site is filled
+     *  (for tests and diagnostics). */
+    int stored() const noexcept {
+        return state_.load(std::memory_order_acquire) == published ? handle_ : SP_INVALID_REGION;
+    }
+
+private:
+    enum : int { empty = 0, filling = 1, published = 2 };
+
+    int resolve_and_store(const char (&name)[N]) noexcept {
+        int handle = sp_region(name);
+        int expected = empty;
+        if (handle >= 0 &&
+            state_.compare_exchange_strong(expected, filling, std::memory_order_acquire)) {
+            std::memcpy(bytes_, name, N);
+            handle_ = handle;
+            state_.store(published, std::memory_order_release);
+        }
+        return handle;
+    }
+
+    std::atomic<int> state_{empty};
+    int handle_{SP_INVALID_REGION};
+    char bytes_[N]{};
+};
+
+/** The site of an argument that is not a const char array: nothing kept. */
+struct no_site {};
+
+/* The site SP_SCOPE keeps for an argument of type T (decltype((argument)),
+ * so a named array is an lvalue reference to it). Const arrays up to 128
+ * bytes keep a name_site; a longer one would cost its own size in static
+ * storage and in every compare, for a lookup that hashes no more bytes.
+ * (A literal, not a constant: a namespace-scope constant is a symbol in
+ * unoptimised builds, and the disabled macros must leave none.) */
+template <class T>
+struct site_for {
+    using type = no_site;
+};
+
+template <std::size_t N>
+struct site_for<const char (&)[N]> {
+    using type = typename std::conditional<(N <= 128), name_site<N>, no_site>::type;
+};
+
+} // namespace detail
+
 /**
  * RAII guard for one recorded call: the constructor opens a call of the
  * region on the calling thread (sp_begin), the destructor closes it
@@ -159,6 +243,21 @@ public:
     /** Resolve a std::string name and open a call of it. */
     explicit scope(const std::string &name) noexcept : scope(region(name)) {}
 #endif
+
+    /** Open a call of `name` through SP_SCOPE's call-site memo: the
+     *  site's stored handle when `name` holds the bytes the site stored,
+     *  else sp_region (as scope(const char *)). Meant for SP_SCOPE, which
+     *  declares the site as a static beside the scope. */
+    template <std::size_t N>
+    scope(detail::name_site<N> &site, const char (&name)[N]) noexcept : id_(site.resolve(name)) {
+        if (id_ >= 0) sp_begin(id_);
+    }
+
+    /** SP_SCOPE's form for every other argument: no memo, the matching
+     *  constructor above. */
+    template <class T>
+    scope(detail::no_site &, T &&name_or_region) noexcept
+        : scope(std::forward<T>(name_or_region)) {}
 
     /** Take over the open call of `other`, which then ends nothing. */
     scope(scope &&other) noexcept : id_(other.id_) { other.id_ = SP_INVALID_REGION; }
@@ -270,7 +369,11 @@ public:
  * SP_SCOPE(x)     declares a scope on x (a name: const char *, std::string
  *                 or std::string_view; or a scope_profiler::region) that
  *                 lasts to the end of the enclosing block. Several may appear
- *                 in one block, even on one line.
+ *                 in one block, even on one line. A string literal (any
+ *                 const char array up to 128 bytes) is looked up on the
+ *                 site's first execution only: later ones compare its bytes
+ *                 with those the site stored (detail::name_site), about
+ *                 what a handle costs.
  * SP_FUNCTION()   declares a scope named after the enclosing function
  *                 (__func__, the unqualified name); its region is resolved
  *                 once, on the first call, through a function-local static.
@@ -297,10 +400,18 @@ public:
 #define SP_SCOPE(name_or_region) static_cast<void>(sizeof(name_or_region))
 #define SP_FUNCTION() static_cast<void>(0)
 #else
-#define SP_SCOPE(name_or_region) \
-    ::scope_profiler::scope SP_UNIQUE_(sp_scope_)(name_or_region)
-/* One unique stem for both declarations: expanding SP_UNIQUE_ twice would
- * give two different numbers. */
+#define SP_SCOPE(name_or_region) SP_SCOPE_IMPL_(SP_UNIQUE_(sp_scope_), name_or_region)
+/* A const char array of up to 128 bytes (a string literal) gets a static
+ * name_site beside the scope, so a literal's later executions compare its
+ * bytes instead of looking it up; decltype evaluates nothing, so the
+ * argument is still evaluated once. Every other argument gets an empty
+ * no_site and the constructor it always had. */
+#define SP_SCOPE_IMPL_(stem, name_or_region)                                             \
+    static typename ::scope_profiler::detail::site_for<decltype((name_or_region))>::type \
+        SP_CONCAT_(stem, _site);                                                         \
+    ::scope_profiler::scope SP_CONCAT_(stem, _scope)(SP_CONCAT_(stem, _site), name_or_region)
+/* One unique stem for both declarations (here and in SP_SCOPE): expanding
+ * SP_UNIQUE_ twice would give two different numbers. */
 #define SP_FUNCTION() SP_FUNCTION_IMPL_(SP_UNIQUE_(sp_function_))
 #define SP_FUNCTION_IMPL_(stem)                                            \
     static const ::scope_profiler::region SP_CONCAT_(stem, _region)(__func__); \
