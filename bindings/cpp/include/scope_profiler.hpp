@@ -400,18 +400,15 @@ public:
 #define SP_SCOPE(name_or_region) static_cast<void>(sizeof(name_or_region))
 #define SP_FUNCTION() static_cast<void>(0)
 #else
+/* Both macros declare a static and a scope from one unique stem (expanding
+ * SP_UNIQUE_ twice would give two different numbers). SP_SCOPE's static is
+ * the site detail::site_for picks for the argument's type; decltype
+ * evaluates nothing, so the argument is still evaluated once. */
 #define SP_SCOPE(name_or_region) SP_SCOPE_IMPL_(SP_UNIQUE_(sp_scope_), name_or_region)
-/* A const char array of up to 128 bytes (a string literal) gets a static
- * name_site beside the scope, so a literal's later executions compare its
- * bytes instead of looking it up; decltype evaluates nothing, so the
- * argument is still evaluated once. Every other argument gets an empty
- * no_site and the constructor it always had. */
 #define SP_SCOPE_IMPL_(stem, name_or_region)                                             \
     static typename ::scope_profiler::detail::site_for<decltype((name_or_region))>::type \
         SP_CONCAT_(stem, _site);                                                         \
     ::scope_profiler::scope SP_CONCAT_(stem, _scope)(SP_CONCAT_(stem, _site), name_or_region)
-/* One unique stem for both declarations (here and in SP_SCOPE): expanding
- * SP_UNIQUE_ twice would give two different numbers. */
 #define SP_FUNCTION() SP_FUNCTION_IMPL_(SP_UNIQUE_(sp_function_))
 #define SP_FUNCTION_IMPL_(stem)                                            \
     static const ::scope_profiler::region SP_CONCAT_(stem, _region)(__func__); \
